@@ -1,0 +1,7 @@
+/**
+ * The executable specification of the keyed work queue: a deliberately naive model of docs/spec.md that other
+ * implementations are checked against. It never imports the reference implementation.
+ *
+ * @packageDocumentation
+ */
+export { type ItemState, type ModelSnapshot, WorkQueueModel } from "./work-queue-model.js";

@@ -1,0 +1,153 @@
+/**
+ * The named checks run after every step. Each states a sentence of docs/spec.md and looks at one step: the call,
+ * the model after it, and what the model and the implementation answered and showed. The first check that fails
+ * names the counterexample; the last one, "every answer equals the model's", catches whatever the others do not.
+ */
+import type { ItemState, WorkQueueModel } from "../model/index.js";
+import { type Answer, type Operation, sameAnswer, showOperation, showValue } from "./operation.js";
+
+/** The views of a queue after a step (docs/spec.md §9); `failures` is of the step's item. */
+export interface Views {
+  /** §9.1 */
+  readonly size?: number | undefined;
+  /** §9.2 */
+  readonly inFlight?: number | undefined;
+  /** §9.3, for the step's item. */
+  readonly failures?: number | undefined;
+}
+
+/** Everything a check may look at. */
+export interface StepFacts {
+  /** The call. */
+  readonly operation: Operation;
+  /** The state of the call's item before the call; `undefined` for `get` and for a value that is not an item. */
+  readonly before: ItemState | undefined;
+  /** The model after the call. */
+  readonly model: WorkQueueModel<unknown>;
+  /** What the model answered. */
+  readonly expected: Answer;
+  /** What the implementation answered. */
+  readonly actual: Answer;
+  /** What the model shows after the call. */
+  readonly expectedViews: Views;
+  /** What the implementation shows after the call, for the views it offers. */
+  readonly actualViews: Views;
+  /** Whether error messages must match, or only error names. */
+  readonly compareMessages: boolean;
+}
+
+/** A named check. */
+export interface Invariant {
+  /** The sentence it checks. */
+  readonly name: string;
+  /** Where docs/spec.md states it. */
+  readonly rule: string;
+  /** What went wrong at this step, or `undefined` when the step keeps the invariant. */
+  check(facts: StepFacts): string | undefined;
+}
+
+/** The value `get` answered, if it answered one that differs from the model's. */
+function wrongItem(f: StepFacts): { item: unknown } | undefined {
+  if (f.operation.verb !== "get" || f.actual.kind !== "value" || f.actual.value === undefined) return undefined;
+  if (f.expected.kind === "value" && Object.is(f.actual.value, f.expected.value)) return undefined;
+  return { item: f.actual.value };
+}
+
+/** The size the implementation shows, when it shows one that differs from the model's. */
+function wrongSize(f: StepFacts): number | undefined {
+  const size = f.actualViews.size;
+  return size === undefined || size === f.expectedViews.size ? undefined : size;
+}
+
+function itemOf(operation: Operation): string {
+  return operation.verb === "get" ? "" : showValue(operation.item);
+}
+
+/** The checks, in the order they are tried. */
+export const invariants: readonly Invariant[] = [
+  {
+    name: "an item is never handed out while it is in flight",
+    rule: "§10.1",
+    check(f) {
+      const wrong = wrongItem(f);
+      if (wrong === undefined || !f.model.stateOf(wrong.item).startsWith("in flight")) return undefined;
+      return `get() handed out ${showValue(wrong.item)}, which is still in flight`;
+    },
+  },
+  {
+    name: "items are handed out in the order they were queued",
+    rule: "§10.5",
+    check(f) {
+      const wrong = wrongItem(f);
+      if (wrong === undefined || f.model.stateOf(wrong.item) !== "queued" || f.expected.kind !== "value") {
+        return undefined;
+      }
+      return `get() handed out ${showValue(wrong.item)}, but ${showValue(f.expected.value)} was queued before it`;
+    },
+  },
+  {
+    name: "retry gives up exactly when the failure count reaches maxRetries",
+    rule: "§10.4",
+    check(f) {
+      if (f.operation.verb !== "retry" || f.actual.kind !== "value" || f.expected.kind !== "value") return undefined;
+      if (f.actual.value === f.expected.value) return undefined;
+      const count = `failure count ${f.expectedViews.failures} against maxRetries ${f.model.maxRetries}`;
+      return `${showOperation(f.operation)} answered ${showValue(f.actual.value)} at ${count}`;
+    },
+  },
+  {
+    name: "every add while in flight leads to exactly one later dispatch after done",
+    rule: "§10.3",
+    check(f) {
+      const size = wrongSize(f);
+      if (f.operation.verb !== "done" || size === undefined) return undefined;
+      const item = itemOf(f.operation);
+      if (f.before === "in flight + dirty" && size < (f.expectedViews.size as number)) {
+        return `${showOperation(f.operation)} did not requeue ${item}, which was marked dirty while in flight`;
+      }
+      if (f.before === "in flight" && size > (f.expectedViews.size as number)) {
+        return `${showOperation(f.operation)} requeued ${item}, which nothing had marked dirty`;
+      }
+      return undefined;
+    },
+  },
+  {
+    name: "the queue holds no duplicate and nothing in flight",
+    rule: "§10.2",
+    check(f) {
+      const size = wrongSize(f);
+      if (size === undefined || size < (f.expectedViews.size as number)) return undefined;
+      return `size is ${size} after ${showOperation(f.operation)}, but ${f.expectedViews.size} distinct items are queued`;
+    },
+  },
+  {
+    name: "a failure count counts the retries since the last forget",
+    rule: "§7.1, §8.1",
+    check(f) {
+      const { failures } = f.actualViews;
+      if (failures === undefined || failures === f.expectedViews.failures) return undefined;
+      return `failures(${itemOf(f.operation)}) is ${failures}, expected ${f.expectedViews.failures}`;
+    },
+  },
+  {
+    name: "every answer equals the model's",
+    rule: "§4–§9",
+    check(f) {
+      if (!sameAnswer(f.expected, f.actual, f.compareMessages)) {
+        return `${showOperation(f.operation)} answered ${answerText(f.actual)}, expected ${answerText(f.expected)}`;
+      }
+      for (const view of ["size", "inFlight"] as const) {
+        const actual = f.actualViews[view];
+        if (actual !== undefined && actual !== f.expectedViews[view]) {
+          return `after ${showOperation(f.operation)}: expected ${view} ${f.expectedViews[view]}, got ${actual}`;
+        }
+      }
+      return undefined;
+    },
+  },
+];
+
+/** An answer in words: `"a"`, `undefined`, `throws TypeError: …`. */
+export function answerText(answer: Answer): string {
+  return answer.kind === "error" ? `throws ${answer.name}: ${answer.message}` : showValue(answer.value);
+}

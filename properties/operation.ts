@@ -1,0 +1,70 @@
+/**
+ * Operations and answers: one call of a verb on a queue, and what it answered. The same words as docs/spec.md.
+ */
+
+/** A verb of the queue that takes an item. */
+export type ItemVerb = "add" | "done" | "retry" | "forget";
+
+/** A call of a verb that takes an item. */
+export interface ItemOperation {
+  /** The verb. */
+  readonly verb: ItemVerb;
+  /** The argument: `unknown`, because the robust profile also sends values that are not items. */
+  readonly item: unknown;
+}
+
+/** A call of `get`. */
+export interface GetOperation {
+  /** The verb. */
+  readonly verb: "get";
+}
+
+/** One call of a verb (docs/spec.md §4–§8). */
+export type Operation = ItemOperation | GetOperation;
+
+/** A call that returned: the value, `undefined` for the verbs that answer nothing. */
+export interface ValueAnswer {
+  /** Tells the answers apart. */
+  readonly kind: "value";
+  /** What the call returned, or what its promise resolved to. */
+  readonly value: unknown;
+}
+
+/** A call that threw, or whose promise rejected. */
+export interface ErrorAnswer {
+  /** Tells the answers apart. */
+  readonly kind: "error";
+  /** The error's name, such as `TypeError`. */
+  readonly name: string;
+  /** The error's message. */
+  readonly message: string;
+}
+
+/** What a call answered. */
+export type Answer = ValueAnswer | ErrorAnswer;
+
+/** Renders a value the way a trace shows it: strings and numbers as JSON would, `undefined`, `NaN` and `-0` too. */
+export function showValue(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (Object.is(value, -0)) return "-0";
+  return String(value);
+}
+
+/** Renders a call: `add("a")`, `get()`. */
+export function showOperation(operation: Operation): string {
+  return operation.verb === "get" ? "get()" : `${operation.verb}(${showValue(operation.item)})`;
+}
+
+/** Renders an answer: nothing for `undefined` from a verb that answers nothing, `→ value`, or `throws TypeError: …`. */
+export function showAnswer(operation: Operation, answer: Answer): string {
+  if (answer.kind === "error") return `throws ${answer.name}: ${answer.message}`;
+  if (answer.value === undefined && operation.verb !== "get") return "";
+  return `→ ${showValue(answer.value)}`;
+}
+
+/** True when two answers are the same: the same value (by `Object.is`), or errors of the same name and message. */
+export function sameAnswer(a: Answer, b: Answer, compareMessages: boolean): boolean {
+  if (a.kind === "value") return b.kind === "value" && Object.is(a.value, b.value);
+  if (b.kind === "value") return false;
+  return a.name === b.name && (!compareMessages || a.message === b.message);
+}

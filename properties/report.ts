@@ -1,0 +1,78 @@
+/**
+ * Reports in words: a counterexample as numbered calls in the spec's verbs, the broken invariant and how to replay
+ * it; a passing check as one line of figures.
+ */
+import type { ConformanceReport, Counterexample } from "./conformance.js";
+import type { Views } from "./invariants.js";
+import { answerText } from "./invariants.js";
+import { sameAnswer, showAnswer, showOperation, showValue } from "./operation.js";
+import type { Step } from "./verify.js";
+
+/** The views a step showed: `size 1, inFlight 0`. */
+function showViews(views: Views): string {
+  const parts: string[] = [];
+  if (views.size !== undefined) parts.push(`size ${views.size}`);
+  if (views.inFlight !== undefined) parts.push(`inFlight ${views.inFlight}`);
+  return parts.join(", ");
+}
+
+/** What the model expected at a step, where the implementation showed something else. */
+function showExpected(step: Step): string {
+  const parts: string[] = [];
+  if (!sameAnswer(step.expected, step.actual, true)) parts.push(answerText(step.expected));
+  for (const view of ["size", "inFlight"] as const) {
+    const actual = step.actualViews[view];
+    if (actual !== undefined && actual !== step.expectedViews[view]) parts.push(`${view} ${step.expectedViews[view]}`);
+  }
+  return parts.length === 0 ? "" : `   expected ${parts.join(", ")}`;
+}
+
+/** `1 run`, `2 runs`. */
+export function plural(count: number, noun: string): string {
+  return `${count.toLocaleString("en-US")} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+/**
+ * A counterexample as lines: the construction, then each call numbered with the implementation's answer and
+ * views, the model's expectation beside the failing call, and what went wrong:
+ * ```
+ * new WorkQueue({ maxRetries: 0 })
+ * 1. add("b")      size 1
+ * 2. get() → "b"   size 0
+ * 3. add("b")      size 0
+ * 4. done("b")     size 0   expected size 1
+ * ✗ done("b") did not requeue "b", which was marked dirty while in flight
+ * ```
+ */
+export function formatSteps(counterexample: Counterexample): string[] {
+  const rows = counterexample.steps.map((step, i) => ({
+    call: `${i + 1}. ${showOperation(step.operation)} ${showAnswer(step.operation, step.actual)}`.trimEnd(),
+    views: showViews(step.actualViews),
+  }));
+  const width = Math.max(...rows.map((row) => row.call.length)) + 3;
+  const last = counterexample.steps.at(-1);
+  return [
+    `new WorkQueue({ maxRetries: ${showValue(counterexample.maxRetries)} })`,
+    ...rows.map((row, i) => {
+      const expected = i === rows.length - 1 && last !== undefined ? showExpected(last) : "";
+      return (row.views === "" ? row.call : row.call.padEnd(width) + row.views) + expected;
+    }),
+    `✗ ${counterexample.detail}`,
+  ];
+}
+
+/**
+ * A report in words. A conforming check is one line of figures; a failing one names the broken invariant and
+ * its rule, prints the steps, and ends with how to replay them, as `replay(token)` words it.
+ */
+export function formatReport(report: ConformanceReport, replay: (token: string) => string): string {
+  const figures = `${plural(report.runs, "run")}, ${plural(report.commands, "command")}, ${plural(report.invariants.length, "invariant")} checked after every step`;
+  const { counterexample } = report;
+  if (counterexample === undefined) return `✓ ${report.profile} profile conforms: ${figures} (seed ${report.seed})`;
+  return [
+    `✗ ${report.profile} profile does not conform: ${counterexample.invariant.name} (docs/spec.md ${counterexample.invariant.rule})`,
+    ...formatSteps(counterexample).map((line) => `    ${line}`),
+    `  found after ${plural(report.runs, "run")}, shrunk ${plural(counterexample.shrinks, "time")} (seed ${report.seed})`,
+    `  replay: ${replay(counterexample.replay)}`,
+  ].join("\n");
+}

@@ -1,0 +1,79 @@
+/**
+ * The implementation under test, as the properties see it: the five verbs and the views, each of which may answer
+ * a plain value or a promise of one (a queue backed by a database is asynchronous).
+ */
+import type { Answer, Operation } from "./operation.js";
+
+/** A value, or a promise of it. */
+export type MaybePromise<V> = V | PromiseLike<V>;
+
+/**
+ * What an implementation must offer to be checked: the verbs of docs/spec.md §4–§8 and the `size` view (§9.1).
+ * `inFlight` (§9.2) and `failures` (§9.3) are optional; when present they are checked after every step too.
+ *
+ * @typeParam T - The item type.
+ */
+export interface Subject<T> {
+  /** docs/spec.md §4. */
+  add(item: T): MaybePromise<void>;
+  /** docs/spec.md §5: the oldest queued item, or `undefined` when nothing is queued. */
+  get(): MaybePromise<T | undefined>;
+  /** docs/spec.md §6. */
+  done(item: T): MaybePromise<void>;
+  /** docs/spec.md §7: `true` when a requeue was requested, `false` on give-up. */
+  retry(item: T): MaybePromise<boolean>;
+  /** docs/spec.md §8. */
+  forget(item: T): MaybePromise<void>;
+  /** docs/spec.md §9.1: the number of queued items, as a property, a getter or a method. */
+  readonly size: MaybePromise<number> | (() => MaybePromise<number>);
+  /** docs/spec.md §9.2: the number of items in flight, as a property, a getter or a method. */
+  readonly inFlight?: MaybePromise<number> | (() => MaybePromise<number>);
+  /** docs/spec.md §9.3: the failure count of an item. */
+  failures?(item: T): MaybePromise<number>;
+}
+
+/** Makes a fresh, empty implementation with the given `maxRetries`. */
+export type SubjectFactory<T> = (options: { readonly maxRetries: number }) => MaybePromise<Subject<T>>;
+
+/** True when `value` has a `then` method, so must be awaited. */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
+/** Turns a thrown value into an error answer. */
+function errorAnswer(error: unknown): Answer {
+  const e = error instanceof Error ? error : new Error(String(error));
+  return { kind: "error", name: e.name, message: e.message };
+}
+
+/**
+ * Calls `thunk` and captures its answer, or the error it threw or rejected with. Answers synchronously when the
+ * thunk does, so a synchronous queue pays for no promise.
+ */
+export function capture(thunk: () => unknown): MaybePromise<Answer> {
+  let result: unknown;
+  try {
+    result = thunk();
+  } catch (error) {
+    return errorAnswer(error);
+  }
+  if (!isThenable(result)) return { kind: "value", value: result };
+  return Promise.resolve(result).then((value): Answer => ({ kind: "value", value }), errorAnswer);
+}
+
+/** Calls `operation` on `subject` and captures the answer (see {@link capture}). */
+export function perform<T>(subject: Subject<T>, operation: Operation): MaybePromise<Answer> {
+  return capture(() => call(subject, operation));
+}
+
+/** Calls the verb that `operation` names. */
+function call<T>(subject: Subject<T>, operation: Operation): unknown {
+  if (operation.verb === "get") return subject.get();
+  return subject[operation.verb](operation.item as T);
+}
+
+/** Reads the `size` or `inFlight` view of `subject`, whether a value, a getter or a method; `undefined` if absent. */
+export function readView<T>(subject: Subject<T>, name: "size" | "inFlight"): MaybePromise<number> | undefined {
+  const view: unknown = subject[name];
+  return (typeof view === "function" ? view.call(subject) : view) as MaybePromise<number> | undefined;
+}

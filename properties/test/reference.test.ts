@@ -1,0 +1,33 @@
+/**
+ * The reference queue against the model: random command sequences in both profiles, every invariant checked after
+ * every step, and every reachable transition exercised.
+ */
+import { expect, test } from "vitest";
+import { WorkQueue } from "../../src/index.js";
+import { referenceItems } from "../arbitraries.js";
+import type { Profile } from "../commands.js";
+import { checkConformance } from "../conformance.js";
+import { Coverage } from "../coverage.js";
+import { expectConforms, replay, runs, seed } from "./settings.js";
+
+const reference = (options: { maxRetries: number }) => new WorkQueue<unknown>(options);
+
+for (const profile of ["contract", "robust"] satisfies Profile[]) {
+  const options = { profile, seed, items: referenceItems, compareMessages: true };
+
+  test(`${profile} profile: the reference queue answers as the model does after every call, with few items`, async (ctx) => {
+    const report = await checkConformance(reference, { ...options, replay, shape: "few", runs: runs(600) });
+    expectConforms(report, ctx.task.name);
+  });
+
+  test(`${profile} profile: the reference queue answers as the model does after every call, in a deep queue`, async (ctx) => {
+    const report = await checkConformance(reference, { ...options, replay, shape: "many", runs: runs(200) });
+    expectConforms(report, ctx.task.name);
+  });
+
+  test(`${profile} profile: the sequences exercise every reachable transition`, async () => {
+    const coverage = new Coverage();
+    await checkConformance(reference, { ...options, runs: 1000, coverage });
+    expect(coverage.missed(profile)).toEqual([]);
+  });
+}

@@ -1,0 +1,33 @@
+/**
+ * How the randomised suites run. By default with a fresh seed, printed on failure; `WORKQUEUE_SEED` fixes it,
+ * `WORKQUEUE_REPLAY` replays one counterexample, and `WORKQUEUE_RUNS_SCALE` scales every run count (mutation
+ * testing runs with a fixed seed and a quarter of the runs, see .config/vitest.stryker.config.ts).
+ */
+import type * as fc from "fast-check";
+import { assert } from "vitest";
+import type { ConformanceReport } from "../conformance.js";
+import { formatReport } from "../report.js";
+
+const env = process.env;
+
+/** The fixed seed, if any. */
+export const seed = env.WORKQUEUE_SEED === undefined ? undefined : Number(env.WORKQUEUE_SEED);
+
+/** The counterexample to replay, if any. */
+export const replay = env.WORKQUEUE_REPLAY;
+
+/** `count` runs, scaled by `WORKQUEUE_RUNS_SCALE`. */
+export function runs(count: number): number {
+  return Math.max(1, Math.round(count * Number(env.WORKQUEUE_RUNS_SCALE ?? 1)));
+}
+
+/** fast-check parameters for a plain property: the fixed seed, if any, and the scaled run count. */
+export function params(count = 200): fc.Parameters<unknown> {
+  return { numRuns: runs(count), ...(seed === undefined ? {} : { seed }) };
+}
+
+/** Fails with the counterexample, its seed and the command that replays it, unless the report conforms. */
+export function expectConforms(report: ConformanceReport, title: string): void {
+  const text = formatReport(report, (token) => `WORKQUEUE_REPLAY=${token} npm test -- -t "${title}"`);
+  if (report.verdict !== "conforms") assert.fail(text);
+}

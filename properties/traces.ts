@@ -1,0 +1,102 @@
+/**
+ * Golden traces, in the style of cockroachdb/datadriven: a call, a `----` line, and the expected answer, one block
+ * per call. A shrunk counterexample becomes a regression test by pasting {@link traceOf}'s output into
+ * `properties/traces/<behaviour>.trace`.
+ *
+ * ```
+ * # an add while in flight is applied by done
+ * new maxRetries=2
+ * ----
+ *
+ * add "a"
+ * ----
+ *
+ * get
+ * ----
+ * "a"
+ * ```
+ *
+ * Calls: `new maxRetries=N`, `add X`, `get`, `done X`, `retry X`, `forget X`, and the views `size`, `inFlight`,
+ * `failures X`. `X` is JSON, or `undefined` or `NaN`. Answers: nothing, a value, or `throws TypeError: …`.
+ */
+import type { Counterexample } from "./conformance.js";
+import { answerText } from "./invariants.js";
+import { type Answer, type Operation, showValue } from "./operation.js";
+import { capture, perform, type Subject } from "./subject.js";
+
+/** A queue a trace can run on: the verbs and all three views, synchronous. */
+export interface TraceSubject extends Subject<unknown> {
+  readonly size: number;
+  readonly inFlight: number;
+  failures(item: unknown): number;
+}
+
+/** Parses an item argument: JSON, or `undefined` or `NaN`. */
+function parseItem(text: string): unknown {
+  if (text === "undefined") return undefined;
+  if (text === "NaN") return Number.NaN;
+  return JSON.parse(text);
+}
+
+/** The answer of a trace's call as the trace writes it: empty for `undefined` from a verb that answers nothing. */
+function render(call: string, answer: Answer): string {
+  if (answer.kind === "value" && answer.value === undefined && call !== "get") return "";
+  return answerText(answer);
+}
+
+/** Runs one call of a trace on `queue` (made by the preceding `new`) and renders its answer. */
+function runCall(call: string, queue: TraceSubject): string {
+  const [verb = "", ...rest] = call.split(" ");
+  const argument = rest.join(" ");
+  if (verb === "size" || verb === "inFlight") return String(queue[verb]);
+  if (verb === "failures") return render(call, capture(() => queue.failures(parseItem(argument))) as Answer);
+  if (verb === "get") return render(call, perform(queue, { verb }) as Answer);
+  if (verb === "add" || verb === "done" || verb === "retry" || verb === "forget") {
+    return render(call, perform(queue, { verb, item: parseItem(argument) }) as Answer);
+  }
+  throw new SyntaxError(`Unknown trace call \`${call}\``);
+}
+
+/**
+ * Runs a trace on queues that `make` builds and returns the trace rewritten with the answers they gave. The trace
+ * holds when the result equals the input.
+ */
+export function runTrace(text: string, make: (options: { maxRetries: number }) => TraceSubject): string {
+  const blocks = text.trimEnd().split(/\n\n(?=[^\n])/);
+  let queue: TraceSubject | undefined;
+  const rewritten = blocks.map((block) => {
+    const lines = block.split("\n");
+    const separator = lines.indexOf("----");
+    if (separator < 0) return block; // comments only
+    const calls = lines.slice(0, separator);
+    const call = calls.at(-1) ?? "";
+    let answer: string;
+    if (call.startsWith("new maxRetries=")) {
+      queue = make({ maxRetries: Number(call.slice("new maxRetries=".length)) });
+      answer = "";
+    } else if (queue === undefined) {
+      throw new SyntaxError(`A trace must start with \`new maxRetries=N\`, got \`${call}\``);
+    } else {
+      answer = runCall(call, queue);
+    }
+    return [...calls, "----", ...(answer === "" ? [] : [answer])].join("\n");
+  });
+  return `${rewritten.join("\n\n")}\n`;
+}
+
+/** A counterexample as a trace of what the model expects, ready to paste into `properties/traces/`. */
+export function traceOf(counterexample: Counterexample): string {
+  const callOf = (operation: Operation) =>
+    operation.verb === "get" ? "get" : `${operation.verb} ${showValue(operation.item)}`;
+  const blocks = [
+    `# ${counterexample.invariant.name} (docs/spec.md ${counterexample.invariant.rule})`,
+    `new maxRetries=${showValue(counterexample.maxRetries)}\n----`,
+    ...counterexample.steps.map((step) => {
+      const answer = render(callOf(step.operation), step.expected);
+      return `${callOf(step.operation)}\n----${answer === "" ? "" : `\n${answer}`}`;
+    }),
+  ];
+  const last = counterexample.steps.at(-1);
+  if (last?.expectedViews.size !== undefined) blocks.push(`size\n----\n${last.expectedViews.size}`);
+  return `${blocks.join("\n\n")}\n`;
+}

@@ -1,0 +1,95 @@
+/**
+ * Replays a plan against an implementation and the model side by side, and runs the named checks after every step.
+ */
+import { type ItemState, WorkQueueModel } from "../model/index.js";
+import { band, type Coverage, transition } from "./coverage.js";
+import { type Invariant, invariants, type Views } from "./invariants.js";
+import type { Answer, Operation } from "./operation.js";
+import { isThenable, perform, readView, type Subject } from "./subject.js";
+
+/** One executed step of a trace: the call, and what the model and the implementation answered and showed. */
+export interface Step {
+  /** The call. */
+  readonly operation: Operation;
+  /** What the model answered. */
+  readonly expected: Answer;
+  /** What the implementation answered. */
+  readonly actual: Answer;
+  /** What the model showed after the call. */
+  readonly expectedViews: Views;
+  /** What the implementation showed after the call, for the views it offers. */
+  readonly actualViews: Views;
+}
+
+/** A broken invariant: which, what went wrong, and the steps that lead to it. */
+export interface Violation {
+  /** The invariant that failed. */
+  readonly invariant: Invariant;
+  /** What went wrong, in one sentence. */
+  readonly detail: string;
+  /** The `maxRetries` of the queue. */
+  readonly maxRetries: number;
+  /** The steps up to and including the failing one. */
+  readonly steps: readonly Step[];
+}
+
+/** Options of {@link verify}. */
+export interface VerifyOptions {
+  /** Whether error messages must equal the model's, or only the error names. */
+  readonly compareMessages: boolean;
+  /** Where to count the transitions exercised, if anywhere. */
+  readonly coverage?: Coverage | undefined;
+}
+
+/**
+ * Runs `plan` on `subject` and on a fresh model, checking every invariant after every step. Resolves with the
+ * first violation, or `undefined` when the implementation kept them all.
+ */
+export async function verify(
+  plan: readonly Operation[],
+  maxRetries: number,
+  subject: Subject<unknown>,
+  options: VerifyOptions,
+): Promise<Violation | undefined> {
+  const model = new WorkQueueModel<unknown>({ maxRetries });
+  const steps: Step[] = [];
+  for (const operation of plan) {
+    const keyed = operation.verb === "get" ? undefined : operation.item;
+    const valid = operation.verb === "get" || (keyed !== undefined && keyed !== null);
+    const item = operation.verb === "get" ? model.snapshot().queue[0] : keyed;
+    const before: ItemState | undefined = valid && item !== undefined ? model.stateOf(item) : undefined;
+    options.coverage?.record(
+      before === undefined
+        ? transition(operation.verb, valid ? "empty" : "not an item")
+        : transition(operation.verb, before, band(model.failures(item), maxRetries)),
+    );
+    const expected = perform(model, operation) as Answer;
+    const answered = perform(subject, operation);
+    const actual = isThenable(answered) ? await answered : answered;
+    const expectedViews: Views = {
+      size: model.size,
+      inFlight: model.inFlight,
+      failures: valid && keyed !== undefined ? model.failures(keyed) : undefined,
+    };
+    let size = readView(subject, "size");
+    if (isThenable(size)) size = await size;
+    let inFlight = readView(subject, "inFlight");
+    if (isThenable(inFlight)) inFlight = await inFlight;
+    let failures = expectedViews.failures === undefined ? undefined : subject.failures?.(keyed);
+    if (isThenable(failures)) failures = await failures;
+    const actualViews: Views = { size, inFlight, failures };
+    const step = { operation, expected, actual, expectedViews, actualViews };
+    steps.push(step);
+    const facts = {
+      ...step,
+      before: keyed === undefined ? undefined : before,
+      model,
+      compareMessages: options.compareMessages,
+    };
+    for (const invariant of invariants) {
+      const detail = invariant.check(facts);
+      if (detail !== undefined) return { invariant, detail, maxRetries, steps };
+    }
+  }
+  return undefined;
+}

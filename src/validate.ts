@@ -1,0 +1,44 @@
+/**
+ * Argument checks shared by the queue's methods. Each throws synchronously, before any state changes, with a
+ * message that names the offending value and its type (docs/spec.md §1, §3).
+ *
+ * @internal
+ */
+
+/** Renders a value for an error message: strings quoted, everything else as `String` shows it. */
+export function show(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  try {
+    return String(value);
+  } catch {
+    // `String` throws for objects without a usable `toString`, such as `Object.create(null)`.
+    return Object.prototype.toString.call(value);
+  }
+}
+
+/** The type word of an error message: `typeof`, except that `null` is `null`. */
+function typeWord(value: unknown): string {
+  return value === null ? "null" : typeof value;
+}
+
+/** Builds the house error message: ``Expected `name` to be <what>, got `value` (type)``. */
+export function expected(name: string, what: string, value: unknown): string {
+  return `Expected \`${name}\` to be ${what}, got \`${show(value)}\` (${typeWord(value)})`;
+}
+
+/**
+ * Throws a `TypeError` unless `item` is an item (docs/spec.md §1.2): anything but `undefined` and `null`, which
+ * `get` uses to say "nothing" and the protocol cannot carry.
+ */
+export function assertItem(item: unknown): void {
+  if (item === undefined || item === null) {
+    throw new TypeError(expected("item", "a value other than undefined or null", item));
+  }
+}
+
+/** Throws a `RangeError` unless `maxRetries` is a non-negative integer or `Infinity` (docs/spec.md §3). */
+export function assertMaxRetries(maxRetries: unknown): asserts maxRetries is number {
+  if (!(maxRetries === Number.POSITIVE_INFINITY || (Number.isInteger(maxRetries) && (maxRetries as number) >= 0))) {
+    throw new RangeError(expected("maxRetries", "a non-negative integer or Infinity", maxRetries));
+  }
+}
