@@ -11,12 +11,13 @@ export interface WorkQueueOptions {
   readonly maxRetries: number;
 }
 
-/** The in-flight states an item can be in; an item that is queued or absent is not in {@link WorkQueue}'s map. */
+/** The states of an item in {@link WorkQueue}'s map (docs/spec.md §2). */
+const QUEUED = 0;
 const IN_FLIGHT = 1;
 const IN_FLIGHT_DIRTY = 2;
-/** The state of a queued item. */
-const QUEUED = 0;
-type State = typeof QUEUED | typeof IN_FLIGHT | typeof IN_FLIGHT_DIRTY;
+/** A tombstone: the item is absent, but its entry is kept for the next `add` of it (see `WorkQueue.#sweep`). */
+const ABSENT = 3;
+type State = typeof QUEUED | typeof IN_FLIGHT | typeof IN_FLIGHT_DIRTY | typeof ABSENT;
 
 /**
  * A keyed work queue: it collapses repeated `add`s of an item into one pending dispatch, never hands an item to a
@@ -51,8 +52,9 @@ export class WorkQueue<T> {
   readonly maxRetries: number;
 
   /**
-   * Every item that is queued or in flight, with its state. Invariant: an item maps to `QUEUED` exactly when it
-   * is in `#queue`; an absent item has no entry, so the map never grows with items that came and went.
+   * Every item that is queued or in flight, with its state, plus tombstones (`ABSENT`) of items that were done.
+   * Invariants: an item maps to `QUEUED` exactly when it is in `#queue`; an item with no entry or a tombstone is
+   * absent; there are never more tombstones than live entries once a `done` returns (`#sweep`).
    * One map answers both "is it queued?" (dedup) and "is it in flight?" with a single lookup.
    */
   readonly #states = new Map<T, State>();
@@ -97,7 +99,7 @@ export class WorkQueue<T> {
   add(item: T): void {
     assertItem(item);
     const state = this.#states.get(item);
-    if (state === undefined) {
+    if (state === undefined || state === ABSENT) {
       this.#states.set(item, QUEUED);
       this.#queue.push(item);
     } else if (state === IN_FLIGHT) {
@@ -131,14 +133,30 @@ export class WorkQueue<T> {
     assertItem(item);
     const state = this.#states.get(item);
     if (state === IN_FLIGHT) {
-      this.#states.delete(item);
+      this.#states.set(item, ABSENT);
       this.#inFlight--;
+      this.#sweep();
     } else if (state === IN_FLIGHT_DIRTY) {
       // Reuses the map entry: IN_FLIGHT_DIRTY becomes QUEUED without a delete and a set.
       this.#states.set(item, QUEUED);
       this.#queue.push(item);
       this.#inFlight--;
     }
+  }
+
+  /**
+   * Deletes the tombstones once they outnumber the live entries (queued or in flight).
+   *
+   * Why tombstones: a controller's keys come back. Deleting a done item's entry and inserting it again at the next
+   * `add` churns V8's hash table, which then rehashes every live entry again and again; at a million keys that
+   * made a `get → done → add` cycle about 1.6 times slower (docs/performance.md). Reusing the entry costs nothing.
+   * The sweep keeps the memory bounded: at most as many done items stay referenced as there are live ones, none
+   * once the queue is idle, and each sweep is paid for by the `done`s that made its tombstones, O(1) amortised.
+   */
+  #sweep(): void {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: equivalent when they only sweep earlier or more often (`false`, `<`, `-`): a tombstone is an absent item either way, so no caller can tell; the variants that sweep later or never (`true`, `>`, `/`) are killed by properties/test/memory.test.ts
+    if (this.#states.size <= 2 * (this.#queue.length + this.#inFlight)) return;
+    for (const [item, state] of this.#states) if (state === ABSENT) this.#states.delete(item);
   }
 
   /**

@@ -62,3 +62,19 @@ test("the weak-reference check itself sees an item the queue still holds", async
   expect(await collected(refs)).toBe(false);
   expect(queue.size).toBe(1);
 });
+
+test("at most as many done items stay referenced as there are live items", async () => {
+  const queue = new WorkQueue<object | string>({ maxRetries: 3 });
+  queue.add("live");
+  const refs = (() => {
+    const items = Array.from({ length: 10 }, (_, i) => ({ i }));
+    for (const item of items) queue.add(item);
+    queue.done(queue.get() as string);
+    queue.add("live");
+    for (let item = queue.get(); item !== "live"; item = queue.get()) queue.done(item as object);
+    return items.map((item) => new WeakRef(item));
+  })();
+  await collected([]);
+  expect(refs.filter((ref) => ref.deref() !== undefined).length).toBeLessThanOrEqual(queue.size + queue.inFlight);
+  expect([queue.size, queue.inFlight]).toEqual([0, 1]);
+});
