@@ -7,9 +7,10 @@ import { WorkQueueModel } from "../model/index.js";
 import { type ItemUniverse, replayPathOf, type Scenario, type Shape, scenario, stringItems } from "./arbitraries.js";
 import type { Plan, Profile } from "./commands.js";
 import type { Coverage } from "./coverage.js";
+import { type Driver, inProcess } from "./driver.js";
 import { type Invariant, invariants } from "./invariants.js";
 import { isThenable, type SubjectFactory } from "./subject.js";
-import { type Step, verify } from "./verify.js";
+import { type Step, type Violation, verify } from "./verify.js";
 
 /** Options of {@link checkConformance}. */
 export interface ConformanceOptions {
@@ -34,6 +35,8 @@ export interface ConformanceOptions {
   readonly compareMessages?: boolean;
   /** Where to count the transitions exercised. @defaultValue nowhere */
   readonly coverage?: Coverage | undefined;
+  /** Called after every run, shrinking runs included, with the totals so far. @defaultValue nothing is called */
+  readonly onProgress?: ((progress: { readonly runs: number; readonly commands: number }) => void) | undefined;
 }
 
 /** The outcome of {@link checkConformance}. */
@@ -97,6 +100,61 @@ function parseReplay(token: string): { seed: number; path: string; replayPath: s
 }
 
 /**
+ * Checks a driver's implementation: the engine under {@link checkConformance}, for implementations that are not
+ * in this process (see `properties/protocol/`). An error thrown by the driver itself, rather than an answer of the
+ * implementation, stops the check at once and is rethrown, unshrunk.
+ */
+export async function checkDriver(driver: Driver, options: ConformanceOptions = {}): Promise<ConformanceReport> {
+  const profile = options.profile ?? "robust";
+  const replay = options.replay === undefined ? undefined : parseReplay(options.replay);
+  const spec = {
+    profile,
+    items: options.items ?? stringItems,
+    maxCommands: options.maxCommands,
+    replayPath: replay?.replayPath,
+  };
+  const shape = options.shape ?? "both";
+  const arbitrary =
+    shape === "both"
+      ? fc.oneof(scenario({ ...spec, shape: "few" }), scenario({ ...spec, shape: "many" }))
+      : scenario({ ...spec, shape });
+  const verifyOptions = { compareMessages: options.compareMessages ?? false, coverage: options.coverage };
+  let runs = 0;
+  let commands = 0;
+  let broken: { error: unknown } | undefined;
+  const property = fc.asyncProperty(arbitrary, async (input) => {
+    if (broken !== undefined) return; // the driver broke: pass at once, so fast-check neither shrinks nor goes on
+    const plan = planOf(input);
+    let violation: Violation | undefined;
+    try {
+      const started = driver.start(input.maxRetries, plan);
+      const observe = isThenable(started) ? await started : started;
+      violation = await verify(plan, input.maxRetries, observe, verifyOptions);
+    } catch (error) {
+      broken = { error };
+      throw error;
+    }
+    runs++;
+    commands += plan.length;
+    options.onProgress?.({ runs, commands });
+    if (violation !== undefined) throw new ViolationError(violation);
+  });
+  const details = await fc.check(property, {
+    numRuns: options.runs ?? 100,
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+    ...(replay === undefined ? {} : { seed: replay.seed, path: replay.path, endOnFailure: true }),
+  });
+  if (broken !== undefined) throw broken.error;
+  const report = { profile, runs: details.numRuns, commands, invariants, seed: details.seed };
+  if (!details.failed) return { ...report, verdict: "conforms" };
+  if (!(details.errorInstance instanceof ViolationError)) throw details.errorInstance;
+  const [input] = details.counterexample ?? [];
+  const token = [details.seed, details.counterexamplePath, input === undefined ? "" : replayPathOf(input)].join(",");
+  const counterexample = { ...details.errorInstance.counterexample, shrinks: details.numShrinks, replay: token };
+  return { ...report, verdict: "does not conform", counterexample };
+}
+
+/**
  * Checks that the queues `factory` makes answer as the model does and keep every invariant of docs/spec.md §10,
  * over `runs` random command sequences, each on a fresh queue. A failure is shrunk to a short counterexample.
  *
@@ -115,39 +173,5 @@ export async function checkConformance<T>(
   factory: SubjectFactory<T>,
   options: ConformanceOptions = {},
 ): Promise<ConformanceReport> {
-  const profile = options.profile ?? "robust";
-  const replay = options.replay === undefined ? undefined : parseReplay(options.replay);
-  const spec = {
-    profile,
-    items: options.items ?? stringItems,
-    maxCommands: options.maxCommands,
-    replayPath: replay?.replayPath,
-  };
-  const shape = options.shape ?? "both";
-  const arbitrary =
-    shape === "both"
-      ? fc.oneof(scenario({ ...spec, shape: "few" }), scenario({ ...spec, shape: "many" }))
-      : scenario({ ...spec, shape });
-  let commands = 0;
-  const property = fc.asyncProperty(arbitrary, async (input) => {
-    const plan = planOf(input);
-    const made = factory({ maxRetries: input.maxRetries });
-    const subject = isThenable(made) ? await made : made;
-    commands += plan.length;
-    const verifyOptions = { compareMessages: options.compareMessages ?? false, coverage: options.coverage };
-    const violation = await verify(plan, input.maxRetries, subject as never, verifyOptions);
-    if (violation !== undefined) throw new ViolationError(violation);
-  });
-  const details = await fc.check(property, {
-    numRuns: options.runs ?? 100,
-    ...(options.seed === undefined ? {} : { seed: options.seed }),
-    ...(replay === undefined ? {} : { seed: replay.seed, path: replay.path, endOnFailure: true }),
-  });
-  const report = { profile, runs: details.numRuns, commands, invariants, seed: details.seed };
-  if (!details.failed) return { ...report, verdict: "conforms" };
-  if (!(details.errorInstance instanceof ViolationError)) throw details.errorInstance;
-  const [input] = details.counterexample ?? [];
-  const token = [details.seed, details.counterexamplePath, input === undefined ? "" : replayPathOf(input)].join(",");
-  const counterexample = { ...details.errorInstance.counterexample, shrinks: details.numShrinks, replay: token };
-  return { ...report, verdict: "does not conform", counterexample };
+  return checkDriver(inProcess(factory), options);
 }

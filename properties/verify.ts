@@ -3,9 +3,10 @@
  */
 import { type ItemState, WorkQueueModel } from "../model/index.js";
 import { band, type Coverage, transition } from "./coverage.js";
+import type { Observe } from "./driver.js";
 import { type Invariant, invariants, type Views } from "./invariants.js";
 import type { Answer, Operation } from "./operation.js";
-import { isThenable, perform, readView, type Subject } from "./subject.js";
+import { isThenable, perform } from "./subject.js";
 
 /** One executed step of a trace: the call, and what the model and the implementation answered and showed. */
 export interface Step {
@@ -42,18 +43,18 @@ export interface VerifyOptions {
 }
 
 /**
- * Runs `plan` on `subject` and on a fresh model, checking every invariant after every step. Resolves with the
- * first violation, or `undefined` when the implementation kept them all.
+ * Runs `plan` on a fresh model and, through `observe`, on the implementation, checking every invariant after
+ * every step. Resolves with the first violation, or `undefined` when the implementation kept them all.
  */
 export async function verify(
   plan: readonly Operation[],
   maxRetries: number,
-  subject: Subject<unknown>,
+  observe: Observe,
   options: VerifyOptions,
 ): Promise<Violation | undefined> {
   const model = new WorkQueueModel<unknown>({ maxRetries });
   const steps: Step[] = [];
-  for (const operation of plan) {
+  for (const [index, operation] of plan.entries()) {
     const keyed = operation.verb === "get" ? undefined : operation.item;
     const valid = operation.verb === "get" || (keyed !== undefined && keyed !== null);
     const item = operation.verb === "get" ? model.snapshot().queue[0] : keyed;
@@ -64,20 +65,18 @@ export async function verify(
         : transition(operation.verb, before, band(model.failures(item), maxRetries)),
     );
     const expected = perform(model, operation) as Answer;
-    const answered = perform(subject, operation);
-    const actual = isThenable(answered) ? await answered : answered;
+    const observed = observe(operation, index);
+    const { answer: actual, views } = isThenable(observed) ? await observed : observed;
     const expectedViews: Views = {
       size: model.size,
       inFlight: model.inFlight,
       failures: valid && keyed !== undefined ? model.failures(keyed) : undefined,
     };
-    let size = readView(subject, "size");
-    if (isThenable(size)) size = await size;
-    let inFlight = readView(subject, "inFlight");
-    if (isThenable(inFlight)) inFlight = await inFlight;
-    let failures = expectedViews.failures === undefined ? undefined : subject.failures?.(keyed);
-    if (isThenable(failures)) failures = await failures;
-    const actualViews: Views = { size, inFlight, failures };
+    const actualViews: Views = {
+      size: views.size,
+      inFlight: views.inFlight,
+      failures: expectedViews.failures === undefined ? undefined : views.failures,
+    };
     const step = { operation, expected, actual, expectedViews, actualViews };
     steps.push(step);
     const facts = {

@@ -1,0 +1,62 @@
+/**
+ * Drivers: how a plan reaches an implementation. The in-process driver calls a queue's methods; the protocol
+ * driver (properties/protocol/) writes requests to a child process. Either way, verification sees one
+ * observation per step: the answer and the views.
+ */
+import type { Views } from "./invariants.js";
+import type { Answer, Operation } from "./operation.js";
+import { isThenable, type MaybePromise, perform, readView, type Subject, type SubjectFactory } from "./subject.js";
+
+/** What the implementation answered to one call and showed right after it. */
+export interface Observation {
+  /** The answer. */
+  readonly answer: Answer;
+  /** The views the implementation offers, read after the call. */
+  readonly views: Views;
+}
+
+/** Makes the next observation of a run: performs the step's call and reads the views. Called in step order. */
+export type Observe = (operation: Operation, index: number) => MaybePromise<Observation>;
+
+/** Runs plans on an implementation, one fresh queue per run. */
+export interface Driver {
+  /** Starts a run on a fresh queue with `maxRetries`; the run's whole plan is given, so it may be sent ahead. */
+  start(maxRetries: number, plan: readonly Operation[]): MaybePromise<Observe>;
+}
+
+/** Reads the views an in-process queue offers, once `answer` is in. */
+function withViews(subject: Subject<unknown>, operation: Operation, answer: Answer): MaybePromise<Observation> {
+  const item = operation.verb === "get" ? undefined : operation.item;
+  const views = [
+    readView(subject, "size"),
+    readView(subject, "inFlight"),
+    item === undefined || item === null ? undefined : subject.failures?.(item),
+  ] as const;
+  const observation = ([size, inFlight, failures]: readonly (number | undefined)[]) => ({
+    answer,
+    views: { size, inFlight, failures },
+  });
+  return views.some(isThenable) ? Promise.all(views).then(observation) : observation(views as never);
+}
+
+/** Performs a call on an in-process queue and then reads its views. */
+function observe(subject: Subject<unknown>, operation: Operation): MaybePromise<Observation> {
+  const answer = perform(subject, operation);
+  return isThenable(answer)
+    ? answer.then((a) => withViews(subject, operation, a))
+    : withViews(subject, operation, answer);
+}
+
+/** The driver of queues made in this process by `factory`; their methods may answer values or promises. */
+export function inProcess<T>(factory: SubjectFactory<T>): Driver {
+  return {
+    start(maxRetries) {
+      const made = factory({ maxRetries });
+      const ready =
+        (subject: Subject<T>): Observe =>
+        (operation) =>
+          observe(subject as Subject<unknown>, operation);
+      return isThenable(made) ? Promise.resolve(made).then(ready) : ready(made);
+    },
+  };
+}
