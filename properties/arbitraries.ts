@@ -43,9 +43,12 @@ export interface Scenario {
   readonly commands: Iterable<QueueCommand>;
 }
 
+/** `maxRetries` from 0 to 6; shrinks towards 0. */
+const finiteMaxRetries = fc.integer({ min: 0, max: 6 });
+
 /** `maxRetries` from 0 to 6, and sometimes `Infinity`; shrinks towards 0. */
 export const maxRetries: fc.Arbitrary<number> = fc.oneof(
-  { weight: 7, arbitrary: fc.integer({ min: 0, max: 6 }) },
+  { weight: 7, arbitrary: finiteMaxRetries },
   { weight: 1, arbitrary: fc.constant(Number.POSITIVE_INFINITY) },
 );
 
@@ -64,7 +67,7 @@ export function command(profile: Profile, shape: Shape, universe: ItemUniverse):
   const few = fc.oneof(fc.constantFrom(...universe.few.slice(0, 2)), fc.constantFrom(...universe.few));
   const valid = shape === "few" ? few : fc.nat(63).map(universe.many);
   const item =
-    profile === "robust"
+    profile === "robust" && universe.invalid.length > 0
       ? fc.oneof({ weight: 19, arbitrary: valid }, { weight: 1, arbitrary: fc.constantFrom(...universe.invalid) })
       : valid;
   const w = weights[shape];
@@ -92,6 +95,8 @@ export interface ScenarioSpec {
   readonly maxCommands?: number | undefined;
   /** The fast-check hint that a replay of a shrunk command sequence needs besides its seed and path. */
   readonly replayPath?: string | undefined;
+  /** Whether `maxRetries` must be finite. @defaultValue `false` */
+  readonly finite?: boolean;
 }
 
 /** The arbitrary of a whole run: `maxRetries` and a command sequence. */
@@ -101,7 +106,7 @@ export function scenario(spec: ScenarioSpec): fc.Arbitrary<Scenario> {
     [command(spec.profile, spec.shape, spec.items)],
     spec.replayPath === undefined ? limits : { ...limits, replayPath: spec.replayPath },
   );
-  return fc.record({ maxRetries, commands });
+  return fc.record({ maxRetries: spec.finite === true ? finiteMaxRetries : maxRetries, commands });
 }
 
 /** The fast-check replay hint of a generated command sequence, as it prints it: `/*replayPath="…"*\/`. */

@@ -33,6 +33,11 @@ export interface ConformanceOptions {
   readonly items?: ItemUniverse;
   /** Whether error messages must equal the model's; otherwise only the error's name must. @defaultValue `false` */
   readonly compareMessages?: boolean;
+  /**
+   * Draw only finite `maxRetries` (0 to 6), for implementations that cannot be made with `Infinity`, such as those
+   * over protocol v1, whose `maxRetries` is a JSON integer. @defaultValue `false`
+   */
+  readonly finiteMaxRetries?: boolean;
   /** Where to count the transitions exercised. @defaultValue nowhere */
   readonly coverage?: Coverage | undefined;
   /** Called after every run, shrinking runs included, with the totals so far. @defaultValue nothing is called */
@@ -112,6 +117,7 @@ export async function checkDriver(driver: Driver, options: ConformanceOptions = 
     items: options.items ?? stringItems,
     maxCommands: options.maxCommands,
     replayPath: replay?.replayPath,
+    finite: options.finiteMaxRetries ?? false,
   };
   const shape = options.shape ?? "both";
   const arbitrary =

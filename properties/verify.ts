@@ -57,14 +57,20 @@ export async function verify(
   for (const [index, operation] of plan.entries()) {
     const keyed = operation.verb === "get" ? undefined : operation.item;
     const valid = operation.verb === "get" || (keyed !== undefined && keyed !== null);
-    const item = operation.verb === "get" ? model.snapshot().queue[0] : keyed;
-    const before: ItemState | undefined = valid && item !== undefined ? model.stateOf(item) : undefined;
-    options.coverage?.record(
-      before === undefined
-        ? transition(operation.verb, valid ? "empty" : "not an item")
-        : transition(operation.verb, before, band(model.failures(item), maxRetries)),
-    );
+    const before: ItemState | undefined = valid && keyed !== undefined ? model.stateOf(keyed) : undefined;
+    const failuresBefore = before === undefined ? 0 : model.failures(keyed);
     const expected = perform(model, operation) as Answer;
+    if (options.coverage !== undefined) {
+      // `get` is keyed by the item it hands out, which was queued: its count is the same before and after.
+      const handedOut = operation.verb === "get" && expected.kind === "value" ? expected.value : undefined;
+      options.coverage.record(
+        handedOut !== undefined
+          ? transition("get", "queued", band(model.failures(handedOut), maxRetries))
+          : before === undefined
+            ? transition(operation.verb, valid ? "empty" : "not an item")
+            : transition(operation.verb, before, band(failuresBefore, maxRetries)),
+      );
+    }
     const observed = observe(operation, index);
     const { answer: actual, views } = isThenable(observed) ? await observed : observed;
     const expectedViews: Views = {

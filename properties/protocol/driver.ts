@@ -1,0 +1,151 @@
+/**
+ * The protocol driver: checks an implementation in any language over protocol v1 (docs/protocol.md). It runs the
+ * implementation as a child process, shakes hands, and for each run sends `new` and the plan's calls — the whole
+ * run in one write when pipelining, or one request at a time in lock step.
+ */
+import type { Driver, Observation, Observe } from "../driver.js";
+import type { Views } from "../invariants.js";
+import type { Answer, Operation } from "../operation.js";
+import { describeErrors, type RequestOp, replyTo, validateReply } from "./schema.js";
+import { ProtocolBreach, Session } from "./session.js";
+
+/** Options of {@link connect}. */
+export interface ConnectOptions {
+  /** How long to wait for each reply before giving up on the implementation, in milliseconds. @defaultValue 5000 */
+  readonly timeoutMs?: number;
+  /** Whether to send a whole run before reading its replies, or one request at a time. @defaultValue `true` */
+  readonly pipeline?: boolean;
+}
+
+/** A request of protocol v1. */
+type Request = { readonly op: RequestOp } & Record<string, unknown>;
+
+/** The request for an operation. */
+function requestFor(operation: Operation): Request {
+  return operation.verb === "get" ? { op: "get" } : { op: operation.verb, item: operation.item };
+}
+
+/** A connected implementation: a driver, with the name and features it announced. Always `close` it. */
+export interface ProtocolDriver extends Driver {
+  /** The name from the `hello` reply. */
+  readonly name: string;
+  /** The features from the `hello` reply; `len` adds a `len` request after every call. */
+  readonly features: readonly string[];
+  /** Ends the child process and reaps it. */
+  close(): Promise<void>;
+}
+
+/**
+ * Checks that `reply` is a well-formed answer to `request`, and turns it into an answer: an `ok: false` reply is an
+ * error answer, which the model never gives to a well-formed request, so the check reports it as a wrong answer.
+ *
+ * @throws ProtocolBreach when the reply is malformed.
+ */
+function answerOf(request: Request, reply: unknown, session: Session): Answer {
+  if (validateReply.error(reply)) return { kind: "error", name: "Error", message: (reply as { error: string }).error };
+  const schema = replyTo[request.op];
+  const validate = validateReply[schema];
+  if (!validate(reply)) {
+    const why = describeErrors(validate.errors);
+    const message = `the reply to ${JSON.stringify(request)} is malformed: ${why}; got ${JSON.stringify(reply)}`;
+    throw new ProtocolBreach("malformed reply", message, session.stderrTail);
+  }
+  const fields = reply as { item?: string | null; requeued?: boolean };
+  if (schema === "get") return { kind: "value", value: fields.item ?? undefined };
+  return { kind: "value", value: schema === "retry" ? fields.requeued : undefined };
+}
+
+/** The `len` view of a reply to a `len` request. */
+function lenOf(reply: unknown, session: Session): number {
+  const answer = answerOf({ op: "len" }, reply, session);
+  if (answer.kind === "error") {
+    throw new ProtocolBreach(
+      "malformed reply",
+      `announced "len" but answered ${JSON.stringify(reply)}`,
+      session.stderrTail,
+    );
+  }
+  return (reply as { len: number }).len;
+}
+
+/**
+ * Starts `command args…` (no shell), says hello, and returns a driver for it. Checks on the way that the
+ * implementation answers an unknown request with `{"ok":false,…}`, as protocol v1 requires.
+ *
+ * @throws StartError when the command cannot be started.
+ * @throws ProtocolBreach when the implementation breaks the protocol during the handshake.
+ */
+export async function connect(
+  command: string,
+  args: readonly string[],
+  options: ConnectOptions = {},
+): Promise<ProtocolDriver> {
+  const session = await Session.spawn(command, args, options.timeoutMs ?? 5000);
+  let hello: { name: string; features: string[] };
+  try {
+    const [helloReply, unknownReply] = await session.send([{ op: "hello" }, { op: "frobnicate" }]);
+    if (!validateReply.hello(helloReply)) {
+      const why = `${describeErrors(validateReply.hello.errors)}; got ${JSON.stringify(helloReply)}`;
+      throw new ProtocolBreach("malformed reply", `the hello reply is malformed: ${why}`, session.stderrTail);
+    }
+    if (!validateReply.error(unknownReply)) {
+      const why = `must be answered with {"ok":false,"error":"…"}, got ${JSON.stringify(unknownReply)}`;
+      throw new ProtocolBreach("malformed reply", `the unknown request {"op":"frobnicate"} ${why}`, session.stderrTail);
+    }
+    hello = helloReply as typeof hello;
+  } catch (error) {
+    await session.close();
+    throw error;
+  }
+  return protocolDriver(session, hello.name, hello.features, options.pipeline ?? true);
+}
+
+/**
+ * Checks the reply to `new`: a queue that cannot be made cannot be checked.
+ *
+ * @throws ProtocolBreach when the reply is malformed or refuses.
+ */
+function opened(request: Request, reply: unknown, session: Session): void {
+  if (answerOf(request, reply, session).kind === "error") {
+    throw new ProtocolBreach(
+      "refused",
+      `refused ${JSON.stringify(request)}: ${JSON.stringify(reply)}`,
+      session.stderrTail,
+    );
+  }
+}
+
+/** The driver over a session that has shaken hands. */
+function protocolDriver(
+  session: Session,
+  name: string,
+  features: readonly string[],
+  pipeline: boolean,
+): ProtocolDriver {
+  const withLen = features.includes("len");
+  /** The requests of one step: the call, and `len` after it when announced. */
+  const stepRequests = (operation: Operation): Request[] =>
+    withLen ? [requestFor(operation), { op: "len" }] : [requestFor(operation)];
+  /** The observation of one step from its replies. */
+  const observation = (operation: Operation, replies: readonly unknown[]): Observation => {
+    const views: Views = withLen ? { size: lenOf(replies[1], session) } : {};
+    return { answer: answerOf(requestFor(operation), replies[0], session), views };
+  };
+  return {
+    name,
+    features,
+    close: () => session.close(),
+    async start(maxRetries, plan): Promise<Observe> {
+      const opening = { op: "new", maxRetries } as const;
+      if (!pipeline) {
+        opened(opening, (await session.send([opening]))[0], session);
+        return async (operation) => observation(operation, await session.send(stepRequests(operation)));
+      }
+      const perStep = withLen ? 2 : 1;
+      const replies = await session.send([opening, ...plan.flatMap(stepRequests)]);
+      opened(opening, replies[0], session);
+      return (operation, index) =>
+        observation(operation, replies.slice(1 + index * perStep, 1 + (index + 1) * perStep));
+    },
+  };
+}

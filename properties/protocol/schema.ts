@@ -1,0 +1,99 @@
+/**
+ * Protocol v1: the JSON Schema of every message, as docs/protocol.md prints them, and the validators the gate
+ * checks replies with. A request is one JSON object on one line of the implementation's stdin; its reply is one
+ * JSON object on one line of its stdout.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+
+/** The schema dialect of every message schema. */
+const dialect = "http://json-schema.org/draft-07/schema#";
+
+/** A request with an `op` and, optionally, more required properties. */
+function request(op: string, properties: Record<string, object> = {}) {
+  return {
+    $schema: dialect,
+    title: `${op} request`,
+    type: "object",
+    properties: { op: { const: op }, ...properties },
+    required: ["op", ...Object.keys(properties)],
+  } as const;
+}
+
+/** A successful reply: `ok` is `true`, with the given required properties. Extra properties are allowed. */
+function reply(title: string, properties: Record<string, object> = {}) {
+  return {
+    $schema: dialect,
+    title,
+    type: "object",
+    properties: { ok: { const: true }, ...properties },
+    required: ["ok", ...Object.keys(properties)],
+  } as const;
+}
+
+const item = { type: "string" } as const;
+
+/** A JSON Schema (draft-07), as a plain object. */
+export type JsonSchema = Readonly<Record<string, unknown>>;
+
+/** The `op`s of protocol v1's requests. */
+export type RequestOp = "hello" | "new" | "add" | "get" | "done" | "retry" | "forget" | "len";
+
+/** The kinds of reply of protocol v1. */
+export type ReplyKind = "hello" | "ack" | "get" | "retry" | "len" | "error";
+
+/** The schema of every request the gate sends, by `op`. */
+export const requestSchemas: Readonly<Record<RequestOp, JsonSchema>> = {
+  hello: request("hello"),
+  new: request("new", { maxRetries: { type: "integer", minimum: 0 } }),
+  add: request("add", { item }),
+  get: request("get"),
+  done: request("done", { item }),
+  retry: request("retry", { item }),
+  forget: request("forget", { item }),
+  len: request("len"),
+};
+
+/** The schema of every kind of reply; `error` may answer any request. */
+export const replySchemas: Readonly<Record<ReplyKind, JsonSchema>> = {
+  hello: reply("hello reply", { name: { type: "string" }, features: { type: "array", items: { type: "string" } } }),
+  ack: reply("acknowledgement: the reply to new, add, done and forget"),
+  get: reply("get reply", { item: { type: ["string", "null"] } }),
+  retry: reply("retry reply", { requeued: { type: "boolean" } }),
+  len: reply("len reply", { len: { type: "integer", minimum: 0 } }),
+  error: {
+    $schema: dialect,
+    title: "error reply: the request was not carried out",
+    type: "object",
+    properties: { ok: { const: false }, error: { type: "string" } },
+    required: ["ok", "error"],
+  },
+};
+
+/** Which kind of reply answers a request of each `op`, when the request is carried out. */
+export const replyTo: Readonly<Record<RequestOp, Exclude<ReplyKind, "error">>> = {
+  hello: "hello",
+  new: "ack",
+  add: "ack",
+  get: "get",
+  done: "ack",
+  retry: "retry",
+  forget: "ack",
+  len: "len",
+};
+
+const ajv = new Ajv({ allErrors: true, strict: true });
+
+/** The compiled validator of each reply schema. */
+export const validateReply: Readonly<Record<ReplyKind, ValidateFunction>> = Object.fromEntries(
+  Object.entries(replySchemas).map(([name, schema]) => [name, ajv.compile(schema)]),
+) as never;
+
+/** The compiled validator of each request schema (for implementations that serve the protocol). */
+export const validateRequest: Readonly<Record<RequestOp, ValidateFunction>> = Object.fromEntries(
+  Object.entries(requestSchemas).map(([name, schema]) => [name, ajv.compile(schema)]),
+) as never;
+
+/** A validator's errors in words: `/requeued must be boolean; must have required property 'ok'`. */
+export function describeErrors(errors: readonly ErrorObject[] | null | undefined): string {
+  return (errors ?? []).map((e) => `${e.instancePath || "the reply"} ${e.message ?? "is invalid"}`).join("; ");
+}

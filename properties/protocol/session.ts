@@ -1,0 +1,180 @@
+/**
+ * A JSON-lines session with a child process: requests on its stdin, one reply line each on its stdout, in order.
+ * It never hangs and never leaves the child behind: every reply has a deadline, and `close` reaps the process.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+
+/** How an implementation broke the protocol. */
+export type BreachKind = "crashed" | "exited early" | "timed out" | "malformed reply" | "unasked output" | "refused";
+
+/** The implementation broke the protocol: the gate stops and reports it (exit code 3). */
+export class ProtocolBreach extends Error {
+  /** The error's name, `ProtocolBreach`. */
+  override readonly name = "ProtocolBreach";
+
+  constructor(
+    /** What kind of breach. */
+    readonly kind: BreachKind,
+    message: string,
+    /** The last lines the implementation wrote to stderr. */
+    readonly stderrTail: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The implementation could not be started at all (for example, the command does not exist). */
+export class StartError extends Error {
+  /** The error's name, `StartError`. */
+  override readonly name = "StartError";
+}
+
+/** Requests written together, waiting for their replies. */
+interface Batch {
+  /** The request lines. */
+  readonly lines: readonly string[];
+  /** The parsed replies so far, in order. */
+  readonly replies: unknown[];
+  readonly resolve: (replies: unknown[]) => void;
+  readonly reject: (error: Error) => void;
+}
+
+/** How much of the child's stderr is kept for the report. */
+const stderrKept = 4096;
+
+/** A running implementation. Create with {@link Session.spawn}; always `close` it. */
+export class Session {
+  readonly #child: ChildProcessWithoutNullStreams;
+  readonly #timeoutMs: number;
+  /** Batches written and not yet fully answered, oldest first. */
+  readonly #pending: Batch[] = [];
+  /** The deadline of the oldest unanswered request: one timer, re-armed only when it fires (see `#arm`). */
+  #timer: NodeJS.Timeout | undefined;
+  /** When the last reply arrived, or the first request of an idle session was written. */
+  #lastProgress = 0;
+  #stderr = "";
+  /** Set once the session is over: every later request fails with it at once. */
+  #failure: Error | undefined;
+  readonly #exited: Promise<void>;
+
+  private constructor(child: ChildProcessWithoutNullStreams, timeoutMs: number) {
+    this.#child = child;
+    this.#timeoutMs = timeoutMs;
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => {
+      this.#stderr = (this.#stderr + chunk).slice(-stderrKept);
+    });
+    child.stdin.on("error", () => {}); // a child that exits early closes the pipe; the exit handler reports it
+    createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) =>
+      this.#onLine(line),
+    );
+    // "close" comes after the child's stdout is drained, so replies written just before exiting still count.
+    this.#exited = new Promise((resolve) =>
+      child.once("close", (code, signal) => {
+        const how = signal === null ? `with code ${code}` : `on signal ${signal}`;
+        const kind = code === 0 ? "exited early" : "crashed";
+        this.#fail(new ProtocolBreach(kind, `the implementation exited ${how}`, this.stderrTail));
+        resolve();
+      }),
+    );
+  }
+
+  /**
+   * Starts `command` with `args` (no shell) and waits until it is running.
+   *
+   * @throws StartError when the command cannot be started.
+   */
+  static async spawn(command: string, args: readonly string[], timeoutMs: number): Promise<Session> {
+    const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] });
+    await new Promise<void>((resolve, reject) => {
+      child.once("spawn", resolve);
+      child.once("error", (error) => reject(new StartError(`cannot start \`${command}\`: ${error.message}`)));
+    });
+    return new Session(child, timeoutMs);
+  }
+
+  /** The last lines the implementation wrote to stderr. */
+  get stderrTail(): string {
+    return this.#stderr.trimEnd();
+  }
+
+  /**
+   * Writes `messages`, one line each, in one write, and resolves with their parsed replies in order. Each reply
+   * must come within the timeout of the one before it (or of the write, for the first).
+   */
+  send(messages: readonly object[]): Promise<unknown[]> {
+    const lines = messages.map((message) => JSON.stringify(message));
+    const answered = new Promise<unknown[]>((resolve, reject) => {
+      this.#pending.push({ lines, replies: [], resolve, reject });
+    });
+    if (this.#failure !== undefined) this.#fail(this.#failure);
+    else {
+      if (this.#pending.length === 1) this.#lastProgress = Date.now();
+      this.#child.stdin.write(`${lines.join("\n")}\n`);
+      this.#arm();
+    }
+    return answered;
+  }
+
+  /** Ends the child's stdin, gives it a moment to exit, then kills it; resolves once it is reaped. */
+  async close(): Promise<void> {
+    this.#fail(new Error("the session is closed"));
+    this.#child.stdin.end();
+    const kill = setTimeout(() => this.#child.kill("SIGKILL"), 1000);
+    await this.#exited;
+    clearTimeout(kill);
+  }
+
+  #onLine(line: string): void {
+    const head = this.#pending[0];
+    if (head === undefined) {
+      this.#breach("unasked output", `printed a line nobody asked for: ${line}`);
+      return;
+    }
+    this.#lastProgress = Date.now();
+    let reply: unknown;
+    try {
+      reply = JSON.parse(line);
+    } catch (error) {
+      const request = head.lines[head.replies.length];
+      this.#breach("malformed reply", `the reply to ${request} is not JSON (${(error as Error).message}): ${line}`);
+      return;
+    }
+    head.replies.push(reply);
+    if (head.replies.length < head.lines.length) return;
+    this.#pending.shift();
+    head.resolve(head.replies);
+  }
+
+  /**
+   * Makes sure a deadline runs while replies are awaited. Rather than a timer per reply, one timer checks, when
+   * it fires, whether a reply came within the timeout; if so it sleeps again for the time left.
+   */
+  #arm(): void {
+    if (this.#timer !== undefined) return;
+    const check = () => {
+      this.#timer = undefined;
+      const head = this.#pending[0];
+      if (head === undefined) return;
+      const left = this.#lastProgress + this.#timeoutMs - Date.now();
+      if (left > 0) this.#timer = setTimeout(check, left);
+      else this.#breach("timed out", `no reply to ${head.lines[head.replies.length]} within ${this.#timeoutMs} ms`);
+    };
+    this.#timer = setTimeout(check, this.#timeoutMs);
+  }
+
+  /** Ends the session with a breach of the protocol and kills the child, which cannot be trusted any more. */
+  #breach(kind: BreachKind, message: string): void {
+    this.#fail(new ProtocolBreach(kind, message, this.stderrTail));
+    this.#child.kill("SIGKILL");
+  }
+
+  /** Ends the session with `error` (the first one wins) and rejects every pending batch. */
+  #fail(error: Error): void {
+    this.#failure ??= error;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const pending of this.#pending.splice(0)) pending.reject(this.#failure);
+  }
+}
