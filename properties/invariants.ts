@@ -4,7 +4,7 @@
  * names the counterexample; the last one, "every answer equals the model's", catches whatever the others do not.
  */
 import type { ItemState, WorkQueueModel } from "../model/index.js";
-import { type Answer, type Operation, sameAnswer, showOperation, showValue } from "./operation.js";
+import { type Answer, type Operation, plural, sameAnswer, showOperation, showValue } from "./operation.js";
 
 /** The views of a queue after a step (docs/spec.md §9); `failures` is of the step's item. */
 export interface Views {
@@ -117,7 +117,8 @@ export const invariants: readonly Invariant[] = [
     check(f) {
       const size = wrongSize(f);
       if (size === undefined || size < (f.expectedViews.size as number)) return undefined;
-      return `size is ${size} after ${showOperation(f.operation)}, but ${f.expectedViews.size} distinct items are queued`;
+      const queued = plural(f.expectedViews.size as number, "item");
+      return `size is ${size} after ${showOperation(f.operation)}, but the model has ${queued} queued, each once`;
     },
   },
   {

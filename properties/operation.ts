@@ -68,3 +68,8 @@ export function sameAnswer(a: Answer, b: Answer, compareMessages: boolean): bool
   if (b.kind === "value") return false;
   return a.name === b.name && (!compareMessages || a.message === b.message);
 }
+
+/** A count with its noun: `1 run`, `2,000 runs`. */
+export function plural(count: number, noun: string): string {
+  return `${count.toLocaleString("en-US")} ${noun}${count === 1 ? "" : "s"}`;
+}

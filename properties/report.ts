@@ -5,7 +5,7 @@
 import type { ConformanceReport, Counterexample } from "./conformance.js";
 import type { Views } from "./invariants.js";
 import { answerText } from "./invariants.js";
-import { sameAnswer, showAnswer, showOperation, showValue } from "./operation.js";
+import { plural, sameAnswer, showAnswer, showOperation, showValue } from "./operation.js";
 import type { Step } from "./verify.js";
 
 /** The views a step showed: `size 1, inFlight 0`. */
@@ -27,11 +27,6 @@ function showExpected(step: Step): string {
   return parts.length === 0 ? "" : `   expected ${parts.join(", ")}`;
 }
 
-/** `1 run`, `2 runs`. */
-export function plural(count: number, noun: string): string {
-  return `${count.toLocaleString("en-US")} ${noun}${count === 1 ? "" : "s"}`;
-}
-
 /**
  * A counterexample as lines: the construction, then each call numbered with the implementation's answer and
  * views, the model's expectation beside the failing call, and what went wrong:
@@ -45,8 +40,9 @@ export function plural(count: number, noun: string): string {
  * ```
  */
 export function formatSteps(counterexample: Counterexample): string[] {
+  const digits = String(counterexample.steps.length).length;
   const rows = counterexample.steps.map((step, i) => ({
-    call: `${i + 1}. ${showOperation(step.operation)} ${showAnswer(step.operation, step.actual)}`.trimEnd(),
+    call: `${`${i + 1}.`.padStart(digits + 1)} ${showOperation(step.operation)} ${showAnswer(step.operation, step.actual)}`.trimEnd(),
     views: showViews(step.actualViews),
   }));
   const width = Math.max(...rows.map((row) => row.call.length)) + 3;

@@ -10,7 +10,8 @@ import { referenceItems } from "./arbitraries.js";
 import type { Profile } from "./commands.js";
 import { checkConformance } from "./conformance.js";
 import { Coverage, reachable } from "./coverage.js";
-import { formatReport, plural } from "./report.js";
+import { plural } from "./operation.js";
+import { formatReport } from "./report.js";
 
 const usage = "usage: npm start -- [--runs N] [--seed N] [--replay TOKEN --profile contract|robust]";
 

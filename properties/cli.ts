@@ -1,0 +1,232 @@
+/**
+ * `workqueue-conformance`: the conformance gate as a command. A thin shell over the library: it parses options,
+ * connects the implementation (a child process over protocol v1, or a module in process), runs
+ * {@link checkDriver}, and prints the outcome. The exit code is returned; `bin.ts` exits with it.
+ */
+import { writeFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import { stringItems } from "./arbitraries.js";
+import type { Profile } from "./commands.js";
+import { type ConformanceOptions, type ConformanceReport, checkDriver } from "./conformance.js";
+import { type Driver, inProcess } from "./driver.js";
+import { loadFactory } from "./load.js";
+import { plural } from "./operation.js";
+import { connect } from "./protocol/driver.js";
+import { ProtocolBreach, StartError } from "./protocol/session.js";
+import { formatReport } from "./report.js";
+import { type GateOutcome, toJson, toJunit } from "./report-formats.js";
+
+/** The exit codes, one table for `--help` and docs/protocol.md. */
+export const exitCodes = {
+  conforms: 0,
+  "does not conform": 1,
+  "usage error": 2,
+  "broke the protocol": 3,
+} as const;
+
+export const usage = `usage: workqueue-conformance [options] -- <command> [args…]
+       workqueue-conformance [options] --module <file>
+
+Checks a work queue against the executable model of docs/spec.md with random command sequences. The command is
+started without a shell and spoken to over protocol v1 (docs/protocol.md); a module must export a queue factory
+\`(options) => queue\` as \`default\` or \`factory\` and is checked in process.
+
+options:
+  --profile contract|robust  which calls sequences may make (default: robust)
+  --runs N                   how many random sequences (default: 100)
+  --seed N                   the random seed (default: a fresh one, printed)
+  --replay TOKEN             replay exactly one counterexample, from a failed report
+  --max-commands N           the longest sequence (default: 100 with few items, 250 with many)
+  --timeout MS               how long to wait for each reply (default: 5000)
+  --lockstep                 send one request at a time instead of a whole run at once
+  --json                     print the outcome as JSON instead of text
+  --junit FILE               also write the outcome as JUnit XML to FILE
+  -h, --help                 print this help
+
+exit codes:
+  0  conforms
+  1  does not conform (the counterexample is printed)
+  2  usage error
+  3  the implementation broke the protocol: crashed, timed out, printed a malformed reply, or exited early`;
+
+/** Where the gate writes. */
+export interface Io {
+  /** Writes to standard output. */
+  readonly out: (text: string) => void;
+  /** Writes to standard error. */
+  readonly err: (text: string) => void;
+  /** Whether a live progress line is wanted: a terminal, and not CI. */
+  readonly progress: boolean;
+}
+
+/** A usage error: the message is printed with the usage, and the gate exits with 2. */
+class UsageError extends Error {}
+
+/** Parses a positive integer option. */
+function positive(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer, got \`${value}\``);
+  return n;
+}
+
+/** The parsed command line. */
+function parse(argv: readonly string[]) {
+  const split = argv.indexOf("--");
+  const { values, positionals } = parseArgs({
+    args: split < 0 ? [...argv] : argv.slice(0, split),
+    allowPositionals: true,
+    options: {
+      profile: { type: "string" },
+      runs: { type: "string" },
+      seed: { type: "string" },
+      replay: { type: "string" },
+      "max-commands": { type: "string" },
+      timeout: { type: "string" },
+      lockstep: { type: "boolean" },
+      json: { type: "boolean" },
+      junit: { type: "string" },
+      module: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const command = split < 0 ? [] : argv.slice(split + 1);
+  if (values.help) return { help: true as const };
+  if (positionals.length > 0) throw new UsageError(`unexpected \`${positionals[0]}\`: put the command after \`--\``);
+  if (command.length > 0 === (values.module !== undefined)) {
+    throw new UsageError("give either `-- <command> [args…]` or `--module <file>`, not both and not neither");
+  }
+  const profile = values.profile ?? "robust";
+  if (profile !== "contract" && profile !== "robust") {
+    throw new UsageError(`--profile must be contract or robust, got \`${profile}\``);
+  }
+  const seed = values.seed === undefined ? undefined : Number(values.seed);
+  if (seed !== undefined && !Number.isInteger(seed))
+    throw new UsageError(`--seed must be an integer, got \`${values.seed}\``);
+  return {
+    help: false as const,
+    command,
+    module: values.module,
+    json: values.json ?? false,
+    junit: values.junit,
+    pipeline: !(values.lockstep ?? false),
+    timeoutMs: positive("timeout", values.timeout) ?? 5000,
+    check: {
+      profile: profile as Profile,
+      runs: positive("runs", values.runs) ?? 100,
+      seed,
+      replay: values.replay,
+      maxCommands: positive("max-commands", values["max-commands"]),
+    },
+  };
+}
+
+/** A live progress line on stderr: runs done, and commands per second. */
+function progressLine(io: Io, total: number): ConformanceOptions["onProgress"] {
+  if (!io.progress) return undefined;
+  const start = performance.now();
+  let shown = 0;
+  return ({ runs, commands }) => {
+    const now = performance.now();
+    if (now - shown < 100) return;
+    shown = now;
+    const rate = Math.round((commands * 1000) / Math.max(1, now - start));
+    io.err(`\r  ${Math.min(runs, total)}/${total} runs · ${plural(rate, "command")}/s \u001b[K`);
+  };
+}
+
+/** The parsed options of a run of the gate. */
+type Options = Exclude<ReturnType<typeof parse>, { help: true }>;
+
+/**
+ * Connects what the options name: a child process over the protocol, or a module in process.
+ *
+ * @throws StartError when it cannot be started or loaded; ProtocolBreach when it fails the handshake.
+ */
+async function open(
+  options: Options,
+): Promise<{ driver: Driver & { close?: () => Promise<void> }; described: string }> {
+  if (options.module !== undefined) {
+    const factory = await loadFactory(options.module).catch((error: Error) =>
+      Promise.reject(new StartError(error.message)),
+    );
+    return { driver: inProcess(factory), described: `${options.module}, in process` };
+  }
+  const [command = "", ...args] = options.command;
+  const driver = await connect(command, args, { timeoutMs: options.timeoutMs, pipeline: options.pipeline });
+  const how = options.pipeline ? "pipelined" : "in lock step";
+  return { driver, described: `${driver.name} (${options.command.join(" ")}) over protocol v1, ${how}` };
+}
+
+/** Runs the gate with `argv` (the arguments after the program name) and returns the exit code. */
+export async function main(argv: readonly string[], io: Io): Promise<number> {
+  let options: ReturnType<typeof parse>;
+  try {
+    options = parse(argv);
+  } catch (error) {
+    io.err(`workqueue-conformance: ${(error as Error).message}\n\n${usage}\n`);
+    return exitCodes["usage error"];
+  }
+  if (options.help) {
+    io.out(`${usage}\n`);
+    return exitCodes.conforms;
+  }
+  const start = performance.now();
+  const target = options.module ?? options.command.join(" ");
+  const outcome = (result: { report: ConformanceReport } | { breach: ProtocolBreach }): GateOutcome => ({
+    target,
+    ...result,
+    durationMs: performance.now() - start,
+    exitCode: "report" in result ? exitCodes[result.report.verdict] : exitCodes["broke the protocol"],
+  });
+  let opened: Awaited<ReturnType<typeof open>>;
+  try {
+    opened = await open(options);
+  } catch (error) {
+    if (error instanceof ProtocolBreach) return finish(outcome({ breach: error }), options, io);
+    if (!(error instanceof StartError)) throw error;
+    io.err(`workqueue-conformance: ${error.message}\n`);
+    return exitCodes["usage error"];
+  }
+  let result: GateOutcome;
+  try {
+    const overWire = options.module === undefined;
+    const report = await checkDriver(opened.driver, {
+      ...options.check,
+      ...(overWire ? { items: { ...stringItems, invalid: [] }, finiteMaxRetries: true } : {}),
+      onProgress: progressLine(io, options.check.runs),
+    });
+    result = outcome({ report });
+  } catch (error) {
+    if (!(error instanceof ProtocolBreach)) throw error;
+    result = outcome({ breach: error });
+  } finally {
+    if (io.progress) io.err("\r\u001b[K");
+    await opened.driver.close?.();
+  }
+  if (!options.json) io.out(`workqueue-conformance: ${opened.described}\n`);
+  return finish(result, options, io);
+}
+
+/** Prints the outcome in the chosen format, writes the JUnit file if asked, and returns the exit code. */
+async function finish(outcome: GateOutcome, options: Options, io: Io): Promise<number> {
+  if (options.junit !== undefined) await writeFile(options.junit, toJunit(outcome));
+  if (options.json) {
+    io.out(`${JSON.stringify(toJson(outcome), null, 2)}\n`);
+    return outcome.exitCode;
+  }
+  const { report, breach } = outcome;
+  if (breach !== undefined) {
+    const tail =
+      breach.stderrTail === "" ? "" : `\n  its stderr ended with:\n${breach.stderrTail.replace(/^/gm, "    ")}`;
+    io.out(`✗ the implementation broke the protocol (${breach.kind}): ${breach.message}${tail}\n`);
+  } else if (report !== undefined) {
+    const again = options.module === undefined ? `-- ${options.command.join(" ")}` : `--module ${options.module}`;
+    const replay = (token: string) => `workqueue-conformance --profile ${report.profile} --replay ${token} ${again}`;
+    io.out(`${formatReport(report, replay)}\n`);
+    const seconds = outcome.durationMs / 1000;
+    const rate = plural(Math.round(report.commands / seconds), "command");
+    io.out(`  ${plural(report.commands, "command")} in ${seconds.toFixed(1)} s (${rate}/s)\n`);
+  }
+  return outcome.exitCode;
+}

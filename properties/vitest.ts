@@ -1,0 +1,39 @@
+/**
+ * The one-line helper that adds the conformance check to someone else's test suite.
+ */
+import type { Profile } from "./commands.js";
+import { type ConformanceOptions, checkConformance } from "./conformance.js";
+import { formatReport } from "./report.js";
+import type { SubjectFactory } from "./subject.js";
+
+/** A test-registering function such as vitest's, jest's or `node:test`'s `test(name, fn)`. */
+export type TestFunction = (name: string, fn: () => Promise<void>) => unknown;
+
+/**
+ * Registers one test per profile that checks the queues `factory` makes against the model, and fails with the
+ * counterexample and its replay token. Works with any runner whose `test(name, fn)` awaits `fn`.
+ *
+ * It does not set a timeout: a large `runs` may need the runner's own.
+ *
+ * @example
+ * ```ts
+ * import { test } from "vitest";
+ * import { conformanceTests } from "workqueue-spec/properties";
+ *
+ * conformanceTests(test, (options) => new MyQueue(options));
+ * ```
+ */
+export function conformanceTests<T>(
+  test: TestFunction,
+  factory: SubjectFactory<T>,
+  options: Omit<ConformanceOptions, "profile"> = {},
+): void {
+  for (const profile of ["contract", "robust"] satisfies Profile[]) {
+    test(`the queue conforms to workqueue-spec (${profile} profile)`, async () => {
+      const report = await checkConformance(factory, { ...options, profile });
+      if (report.verdict !== "conforms") {
+        throw new Error(formatReport(report, (token) => `checkConformance(factory, { replay: "${token}" })`));
+      }
+    });
+  }
+}
