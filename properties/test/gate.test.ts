@@ -1,0 +1,98 @@
+/**
+ * The gate is sharp: it rejects every deliberately wrong queue in properties/test/wrong/queues.mjs, each with a
+ * short counterexample naming the broken invariant, and accepts correct ones. In process; over the protocol, see
+ * protocol.test.ts.
+ */
+import { expect, test } from "vitest";
+import { WorkQueue } from "../../src/index.js";
+import type { Profile } from "../commands.js";
+import { checkConformance } from "../conformance.js";
+import { invariants } from "../invariants.js";
+import type { SubjectFactory } from "../subject.js";
+import { conformanceTests } from "../vitest.js";
+import { runs, seed } from "./settings.js";
+import * as wrongQueues from "./wrong/queues.mjs";
+
+/** The wrong queues by name. */
+const wrong: Record<keyof typeof wrongQueues, SubjectFactory<unknown>> = { ...wrongQueues };
+
+const named = (start: string) => {
+  const invariant = invariants.find((i) => i.name.startsWith(start));
+  if (invariant === undefined) throw new Error(`no invariant starts with ${start}`);
+  return invariant.name;
+};
+
+/** Each wrong queue, the profile that finds it, the invariant it breaks, and the most steps its counterexample takes. */
+const cases: [keyof typeof wrongQueues, Profile, string, number][] = [
+  ["retryPushesToFifo", "contract", named("the queue holds no duplicate"), 3],
+  ["lostDirtyMark", "contract", named("every add while in flight"), 7],
+  ["offByOneGiveUp", "contract", named("retry gives up exactly"), 3],
+  ["forgetDoesNothing", "robust", named("a failure count counts"), 3],
+  ["lifo", "contract", named("items are handed out in the order"), 3],
+  ["ringBufferBreaksOnGrow", "contract", named("every answer equals"), 16],
+  ["emptyStringIsNothing", "contract", named("every answer equals"), 1],
+  ["sharedFailureCount", "robust", named("a failure count counts"), 3],
+  ["doneDuplicatesQueued", "robust", named("the queue holds no duplicate"), 2],
+  ["addWhileInFlightQueues", "contract", named("the queue holds no duplicate"), 3],
+  ["failuresResetOnDone", "robust", named("a failure count counts"), 3],
+  ["plainObjectStates", "contract", named("every answer equals"), 1],
+  ["doneAlwaysRequeues", "contract", named("every add while in flight"), 3],
+  ["dirtyMarkNeverCleared", "contract", named("every add while in flight"), 10],
+];
+
+test.each(cases)(
+  "the gate rejects %s (%s profile) with a short counterexample",
+  async (name, profile, invariant, most) => {
+    const report = await checkConformance(wrong[name], { profile, seed, runs: runs(400) });
+    expect(report.verdict).toBe("does not conform");
+    expect(report.counterexample?.invariant.name).toBe(invariant);
+    expect(report.counterexample?.steps.length).toBeLessThanOrEqual(most);
+  },
+);
+
+test("the contract profile does not flag client-go's Done of a queued item, which only misuse reaches", async () => {
+  const report = await checkConformance(wrong.doneDuplicatesQueued, { profile: "contract", seed, runs: runs(200) });
+  expect(report.verdict).toBe("conforms");
+});
+
+test.each<Profile>(["contract", "robust"])("the gate accepts a plain correct queue (%s profile)", async (profile) => {
+  const report = await checkConformance(wrong.naive, { profile, seed, runs: runs(200) });
+  expect(report.verdict).toBe("conforms");
+});
+
+test("a replay token from a failed report reproduces exactly its counterexample", async () => {
+  const first = await checkConformance(wrong.lostDirtyMark, { profile: "contract", seed, runs: runs(200) });
+  const again = await checkConformance(wrong.lostDirtyMark, {
+    profile: "contract",
+    replay: first.counterexample?.replay,
+  });
+  expect(again.counterexample?.steps).toEqual(first.counterexample?.steps);
+  expect(again.runs).toBe(1);
+});
+
+test("a replay token that is not one is a RangeError that names it", async () => {
+  await expect(checkConformance(wrong.naive, { replay: "nonsense" })).rejects.toThrow(
+    new RangeError('Expected `replay` to be a token such as "42,0:1:3,AAAE:A", got `"nonsense"`'),
+  );
+});
+
+test("an asynchronous queue is checked like a synchronous one", async () => {
+  const asynchronous = (options: { maxRetries: number }) => {
+    const queue = new WorkQueue<string>(options);
+    const later = <V>(value: () => V) => new Promise<V>((resolve) => setImmediate(() => resolve(value())));
+    return {
+      add: (item: string) => later(() => queue.add(item)),
+      get: () => later(() => queue.get()),
+      done: (item: string) => later(() => queue.done(item)),
+      retry: (item: string) => later(() => queue.retry(item)),
+      forget: (item: string) => later(() => queue.forget(item)),
+      size: () => later(() => queue.size),
+      failures: (item: string) => later(() => queue.failures(item)),
+    };
+  };
+  const report = await checkConformance(asynchronous, { profile: "contract", seed, runs: runs(50) });
+  expect(report.verdict).toBe("conforms");
+  expect(report.commands).toBeGreaterThan(0);
+});
+
+conformanceTests(test, (options) => new WorkQueue<unknown>(options), { seed, runs: runs(100) });

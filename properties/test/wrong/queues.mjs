@@ -1,0 +1,331 @@
+/**
+ * Deliberately wrong work queues, each with one realistic mistake, to prove that the gate rejects them. `Naive`
+ * is a plain, correct queue (arrays and a Map, no speed); each wrong queue overrides the method it gets wrong.
+ * Every export is a factory `(options) => queue`, loadable by `--module` and by `serve-module.js <file> <export>`.
+ */
+
+const QUEUED = "queued";
+const IN_FLIGHT = "in flight";
+const DIRTY = "in flight + dirty";
+
+/** A correct queue, written plainly: the base the mistakes are made in. */
+class Naive {
+  constructor({ maxRetries }) {
+    this.maxRetries = maxRetries;
+    this.states = new Map();
+    this.queue = [];
+    this.counts = new Map();
+  }
+  get size() {
+    return this.queue.length;
+  }
+  check(item) {
+    if (item === undefined || item === null) throw new TypeError(`not an item: ${item}`);
+  }
+  add(item) {
+    this.check(item);
+    const state = this.states.get(item);
+    if (state === undefined) {
+      this.states.set(item, QUEUED);
+      this.queue.push(item);
+    } else if (state === IN_FLIGHT) this.states.set(item, DIRTY);
+  }
+  get() {
+    if (this.queue.length === 0) return undefined;
+    const item = this.queue.shift();
+    this.states.set(item, IN_FLIGHT);
+    return item;
+  }
+  done(item) {
+    this.check(item);
+    const state = this.states.get(item);
+    if (state === IN_FLIGHT) this.states.delete(item);
+    if (state === DIRTY) {
+      this.states.set(item, QUEUED);
+      this.queue.push(item);
+    }
+  }
+  retry(item) {
+    this.check(item);
+    const count = (this.counts.get(item) ?? 0) + 1;
+    this.counts.set(item, count);
+    if (count >= this.maxRetries) return false;
+    this.add(item);
+    return true;
+  }
+  forget(item) {
+    this.check(item);
+    this.counts.delete(item);
+  }
+  failures(item) {
+    this.check(item);
+    return this.counts.get(item) ?? 0;
+  }
+}
+
+const make = (Queue) => (options) => new Queue(options);
+
+/** The correct base, to show that the gate accepts it. */
+export const naive = make(Naive);
+
+/** retry queues the item itself instead of going through add: an item in flight is queued, not marked dirty. */
+export const retryPushesToFifo = make(
+  class extends Naive {
+    retry(item) {
+      this.check(item);
+      const count = (this.counts.get(item) ?? 0) + 1;
+      this.counts.set(item, count);
+      if (count >= this.maxRetries) return false;
+      if (this.states.get(item) !== QUEUED) {
+        this.states.set(item, QUEUED);
+        this.queue.push(item);
+      }
+      return true;
+    }
+  },
+);
+
+/** done forgets the dirty mark: a change that arrived during processing is lost. */
+export const lostDirtyMark = make(
+  class extends Naive {
+    done(item) {
+      this.check(item);
+      this.states.delete(item);
+    }
+  },
+);
+
+/** retry gives up one failure too late: `>` where the spec says "reaches". */
+export const offByOneGiveUp = make(
+  class extends Naive {
+    retry(item) {
+      this.check(item);
+      const count = (this.counts.get(item) ?? 0) + 1;
+      this.counts.set(item, count);
+      if (count > this.maxRetries) return false;
+      this.add(item);
+      return true;
+    }
+  },
+);
+
+/** forget does nothing: an item that recovered keeps its old failures and is given up on too early. */
+export const forgetDoesNothing = make(
+  class extends Naive {
+    forget(item) {
+      this.check(item);
+    }
+  },
+);
+
+/** get hands out the newest queued item instead of the oldest. */
+export const lifo = make(
+  class extends Naive {
+    get() {
+      if (this.queue.length === 0) return undefined;
+      const item = this.queue.pop();
+      this.states.set(item, IN_FLIGHT);
+      return item;
+    }
+  },
+);
+
+/** A ring buffer whose grow copies the slots in array order, not from the head: wrapped items come out of order. */
+export const ringBufferBreaksOnGrow = make(
+  class extends Naive {
+    constructor(options) {
+      super(options);
+      this.ring = new Array(4);
+      this.head = 0;
+      this.length = 0;
+    }
+    get size() {
+      return this.length;
+    }
+    add(item) {
+      this.check(item);
+      const state = this.states.get(item);
+      if (state === IN_FLIGHT) this.states.set(item, DIRTY);
+      if (state !== undefined) return;
+      this.states.set(item, QUEUED);
+      this.push(item);
+    }
+    push(item) {
+      if (this.length === this.ring.length) this.ring = [...this.ring, ...new Array(this.ring.length)];
+      this.ring[(this.head + this.length) % this.ring.length] = item;
+      this.length++;
+    }
+    get() {
+      if (this.length === 0) return undefined;
+      const item = this.ring[this.head];
+      this.head = (this.head + 1) % this.ring.length;
+      this.length--;
+      this.states.set(item, IN_FLIGHT);
+      return item;
+    }
+    done(item) {
+      this.check(item);
+      const state = this.states.get(item);
+      if (state === IN_FLIGHT) this.states.delete(item);
+      if (state === DIRTY) {
+        this.states.set(item, QUEUED);
+        this.push(item);
+      }
+    }
+  },
+);
+
+/** add tests the item for truthiness, so the empty string is never queued. */
+export const emptyStringIsNothing = make(
+  class extends Naive {
+    add(item) {
+      this.check(item);
+      if (!item) return;
+      super.add(item);
+    }
+  },
+);
+
+/** One failure counter for all items: one item's failures make another give up. */
+export const sharedFailureCount = make(
+  class extends Naive {
+    retry(item) {
+      this.check(item);
+      this.shared = (this.shared ?? 0) + 1;
+      this.counts.set(item, this.shared);
+      if (this.shared >= this.maxRetries) return false;
+      this.add(item);
+      return true;
+    }
+    forget(item) {
+      this.check(item);
+      this.shared = 0;
+      this.counts.delete(item);
+    }
+  },
+);
+
+/** client-go's Done: "dirty" also means queued, so a done of a queued item queues it a second time (#79934). */
+export const doneDuplicatesQueued = make(
+  class {
+    constructor({ maxRetries }) {
+      this.maxRetries = maxRetries;
+      this.queue = [];
+      this.dirty = new Set();
+      this.processing = new Set();
+      this.counts = new Map();
+    }
+    get size() {
+      return this.queue.length;
+    }
+    check(item) {
+      if (item === undefined || item === null) throw new TypeError(`not an item: ${item}`);
+    }
+    add(item) {
+      this.check(item);
+      if (this.dirty.has(item)) return;
+      this.dirty.add(item);
+      if (!this.processing.has(item)) this.queue.push(item);
+    }
+    get() {
+      if (this.queue.length === 0) return undefined;
+      const item = this.queue.shift();
+      this.processing.add(item);
+      this.dirty.delete(item);
+      return item;
+    }
+    done(item) {
+      this.check(item);
+      this.processing.delete(item);
+      if (this.dirty.has(item)) this.queue.push(item);
+    }
+    retry(item) {
+      this.check(item);
+      const count = (this.counts.get(item) ?? 0) + 1;
+      this.counts.set(item, count);
+      if (count >= this.maxRetries) return false;
+      this.add(item);
+      return true;
+    }
+    forget(item) {
+      this.check(item);
+      this.counts.delete(item);
+    }
+  },
+);
+
+/** add ignores the in-flight state: an item added while it is processed is queued, and a second worker gets it. */
+export const addWhileInFlightQueues = make(
+  class extends Naive {
+    add(item) {
+      this.check(item);
+      if (this.states.get(item) === QUEUED) return;
+      this.states.set(item, QUEUED);
+      this.queue.push(item);
+    }
+  },
+);
+
+/** done resets the failure count, so failures never add up across processing cycles and retry never gives up. */
+export const failuresResetOnDone = make(
+  class extends Naive {
+    done(item) {
+      super.done(item);
+      this.counts.delete(item);
+    }
+  },
+);
+
+/** States kept in a plain object: "__proto__" and "constructor" are already "there", so they are never queued. */
+export const plainObjectStates = make(
+  class extends Naive {
+    constructor(options) {
+      super(options);
+      const states = {};
+      this.states = {
+        get: (item) => states[item],
+        set: (item, state) => {
+          states[item] = state;
+        },
+        delete: (item) => delete states[item],
+      };
+    }
+  },
+);
+
+/** done requeues every item it finishes, dirty or not: each success is processed again. */
+export const doneAlwaysRequeues = make(
+  class extends Naive {
+    done(item) {
+      this.check(item);
+      const state = this.states.get(item);
+      if (state !== IN_FLIGHT && state !== DIRTY) return;
+      this.states.set(item, QUEUED);
+      this.queue.push(item);
+    }
+  },
+);
+
+/** The dirty mark is never cleared: after one add in flight, every later done of the item requeues it again. */
+export const dirtyMarkNeverCleared = make(
+  class extends Naive {
+    constructor(options) {
+      super(options);
+      this.marked = new Set();
+    }
+    add(item) {
+      this.check(item);
+      if (this.states.get(item) === IN_FLIGHT) this.marked.add(item);
+      super.add(item);
+    }
+    done(item) {
+      this.check(item);
+      const state = this.states.get(item);
+      if (state !== IN_FLIGHT && state !== DIRTY) return;
+      if (this.marked.has(item)) {
+        this.states.set(item, QUEUED);
+        this.queue.push(item);
+      } else this.states.delete(item);
+    }
+  },
+);
