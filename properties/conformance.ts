@@ -3,13 +3,14 @@
  * implementation, shrink a failure to a short counterexample, and say how to replay it.
  */
 import * as fc from "fast-check";
-import { WorkQueueModel } from "../model/index.js";
 import { type ItemUniverse, replayPathOf, type Scenario, type Shape, scenario, stringItems } from "./arbitraries.js";
 import type { Plan, Profile } from "./commands.js";
 import type { Coverage } from "./coverage.js";
 import { type Driver, inProcess } from "./driver.js";
 import { type Invariant, invariants } from "./invariants.js";
+import { planOf } from "./plan.js";
 import { isThenable, type SubjectFactory } from "./subject.js";
+import { type SurveyResult, survey } from "./survey.js";
 import { type Step, type Violation, verify } from "./verify.js";
 
 /** Options of {@link checkConformance}. */
@@ -85,14 +86,6 @@ class ViolationError extends Error {
   }
 }
 
-/** Plans a run on the model: the operations that `fc.modelRun` lets through, in order. */
-export function planOf(input: Scenario): Plan {
-  const plan: Plan = [];
-  const setup = () => ({ model: new WorkQueueModel<unknown>({ maxRetries: input.maxRetries }), real: plan });
-  fc.modelRun(setup, input.commands);
-  return plan;
-}
-
 /** A replay token's parts: `seed,path,replayPath`. */
 function parseReplay(token: string): { seed: number; path: string; replayPath: string } {
   const [seed = "", path = "", replayPath = ""] = token.split(",");
@@ -104,31 +97,53 @@ function parseReplay(token: string): { seed: number; path: string; replayPath: s
   return { seed: Number(seed), path, replayPath };
 }
 
+/** The arbitrary of a check's runs. */
+function runsOf(options: ConformanceOptions, replayPath: string | undefined): fc.Arbitrary<Scenario> {
+  const spec = {
+    profile: options.profile ?? "robust",
+    items: options.items ?? stringItems,
+    maxCommands: options.maxCommands,
+    replayPath,
+    finite: options.finiteMaxRetries ?? false,
+  };
+  const shape = options.shape ?? "both";
+  if (shape !== "both") return scenario({ ...spec, shape });
+  return fc.oneof(scenario({ ...spec, shape: "few" }), scenario({ ...spec, shape: "many" }));
+}
+
 /**
- * Checks a driver's implementation: the engine under {@link checkConformance}, for implementations that are not
- * in this process (see `properties/protocol/`). An error thrown by the driver itself, rather than an answer of the
- * implementation, stops the check at once and is rethrown, unshrunk.
+ * Checks a driver's implementation: the engine under {@link checkConformance}, also for implementations outside
+ * this process (see `properties/protocol/`).
+ *
+ * It works in two phases. The survey draws all `runs` sequences from the seed and runs them in order, with runs
+ * started ahead when the driver allows (over a pipe, the implementation computes while the gate verifies). If a
+ * run fails, fast-check runs that same sequence again, by its path, and shrinks it. A replay skips the survey.
+ *
+ * An error thrown by the driver itself, rather than an answer of the implementation, stops the check at once and
+ * is rethrown, unshrunk.
  */
 export async function checkDriver(driver: Driver, options: ConformanceOptions = {}): Promise<ConformanceReport> {
   const profile = options.profile ?? "robust";
   const replay = options.replay === undefined ? undefined : parseReplay(options.replay);
-  const spec = {
-    profile,
-    items: options.items ?? stringItems,
-    maxCommands: options.maxCommands,
-    replayPath: replay?.replayPath,
-    finite: options.finiteMaxRetries ?? false,
-  };
-  const shape = options.shape ?? "both";
-  const arbitrary =
-    shape === "both"
-      ? fc.oneof(scenario({ ...spec, shape: "few" }), scenario({ ...spec, shape: "many" }))
-      : scenario({ ...spec, shape });
+  const seed = replay?.seed ?? options.seed ?? Date.now() ^ (Math.random() * 0x100000000);
   const verifyOptions = { compareMessages: options.compareMessages ?? false, coverage: options.coverage };
   let runs = 0;
   let commands = 0;
+  const counted = (plan: Plan) => {
+    runs++;
+    commands += plan.length;
+    options.onProgress?.({ runs, commands });
+  };
+  const report = { profile, invariants, seed };
+  let surveyed: SurveyResult | undefined;
+  if (replay === undefined) {
+    const inputs = fc.sample(runsOf(options, undefined), { numRuns: options.runs ?? 100, seed });
+    surveyed = await survey(inputs, driver, verifyOptions, counted);
+    if (surveyed.failing < 0) return { ...report, runs, commands, verdict: "conforms" };
+  }
+  const failed = { ...report, runs: replay === undefined ? runs : 1, verdict: "does not conform" } as const;
   let broken: { error: unknown } | undefined;
-  const property = fc.asyncProperty(arbitrary, async (input) => {
+  const property = fc.asyncProperty(runsOf(options, replay?.replayPath), async (input) => {
     if (broken !== undefined) return; // the driver broke: pass at once, so fast-check neither shrinks nor goes on
     const plan = planOf(input);
     let violation: Violation | undefined;
@@ -140,24 +155,23 @@ export async function checkDriver(driver: Driver, options: ConformanceOptions = 
       broken = { error };
       throw error;
     }
-    runs++;
-    commands += plan.length;
-    options.onProgress?.({ runs, commands });
+    counted(plan);
     if (violation !== undefined) throw new ViolationError(violation);
   });
-  const details = await fc.check(property, {
-    numRuns: options.runs ?? 100,
-    ...(options.seed === undefined ? {} : { seed: options.seed }),
-    ...(replay === undefined ? {} : { seed: replay.seed, path: replay.path, endOnFailure: true }),
-  });
+  const path = replay?.path ?? String(surveyed?.failing);
+  const details = await fc.check(property, { seed, path, endOnFailure: replay !== undefined });
   if (broken !== undefined) throw broken.error;
-  const report = { profile, runs: details.numRuns, commands, invariants, seed: details.seed };
-  if (!details.failed) return { ...report, verdict: "conforms" };
+  if (!details.failed) {
+    // The implementation answered differently the second time: report the survey's run as it failed, unshrunk.
+    const violation = surveyed?.violation;
+    if (violation === undefined) return { ...report, runs: 1, commands, verdict: "conforms" };
+    return { ...failed, commands, counterexample: { ...violation, shrinks: 0, replay: `${seed},${path},` } };
+  }
   if (!(details.errorInstance instanceof ViolationError)) throw details.errorInstance;
   const [input] = details.counterexample ?? [];
-  const token = [details.seed, details.counterexamplePath, input === undefined ? "" : replayPathOf(input)].join(",");
+  const token = [seed, details.counterexamplePath, input === undefined ? "" : replayPathOf(input)].join(",");
   const counterexample = { ...details.errorInstance.counterexample, shrinks: details.numShrinks, replay: token };
-  return { ...report, verdict: "does not conform", counterexample };
+  return { ...failed, commands, counterexample };
 }
 
 /**

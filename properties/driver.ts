@@ -22,6 +22,11 @@ export type Observe = (operation: Operation, index: number) => MaybePromise<Obse
 export interface Driver {
   /** Starts a run on a fresh queue with `maxRetries`; the run's whole plan is given, so it may be sent ahead. */
   start(maxRetries: number, plan: readonly Operation[]): MaybePromise<Observe>;
+  /**
+   * How many later runs may be started before a run has been verified: a driver that sends each run ahead in one
+   * write can take more while the gate verifies. @defaultValue 0: each run starts after the previous one is checked
+   */
+  readonly lookahead?: number;
 }
 
 /** Reads the views an in-process queue offers, once `answer` is in. */

@@ -134,6 +134,8 @@ function protocolDriver(
   return {
     name,
     features,
+    // Pipelined, the next runs are written while one is verified; in lock step, one run at a time.
+    lookahead: pipeline ? 32 : 0,
     close: () => session.close(),
     async start(maxRetries, plan): Promise<Observe> {
       const opening = { op: "new", maxRetries } as const;
@@ -144,8 +146,11 @@ function protocolDriver(
       const perStep = withLen ? 2 : 1;
       const replies = await session.send([opening, ...plan.flatMap(stepRequests)]);
       opened(opening, replies[0], session);
-      return (operation, index) =>
-        observation(operation, replies.slice(1 + index * perStep, 1 + (index + 1) * perStep));
+      // Every reply is checked now, so that a malformed one is a breach even after a wrong answer earlier on.
+      const observations = plan.map((operation, index) =>
+        observation(operation, replies.slice(1 + index * perStep, 1 + (index + 1) * perStep)),
+      );
+      return (_, index) => observations[index] as Observation;
     },
   };
 }

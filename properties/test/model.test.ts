@@ -6,8 +6,8 @@ import * as fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { type ModelSnapshot, WorkQueueModel } from "../../model/index.js";
 import { referenceItems, scenario } from "../arbitraries.js";
-import { planOf } from "../conformance.js";
 import type { Operation } from "../operation.js";
+import { planOf } from "../plan.js";
 import { perform } from "../subject.js";
 import { params } from "./settings.js";
 

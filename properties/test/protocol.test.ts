@@ -119,7 +119,7 @@ describe("an implementation that breaks the protocol", () => {
     ["crash", "crashed", "exited with code 1"],
     ["early", "exited early", "exited with code 0"],
     ["garbage", "malformed reply", "is not JSON"],
-    ["malformed", "malformed reply", "/requeued must be boolean"],
+    ["malformed", "malformed reply", '/ok must be equal to constant; got {"ok":"yes"}'],
     ["chatty", "unasked output", "printed a line nobody asked for"],
     ["lenient", "malformed reply", 'must be answered with {"ok":false'],
     ["refuse", "refused", "no queues today"],

@@ -1,0 +1,16 @@
+/**
+ * Planning: a run's commands, applied to the model by `fc.modelRun`, give the plan — the operations that run, in
+ * order — that is then replayed on the implementation.
+ */
+import * as fc from "fast-check";
+import { WorkQueueModel } from "../model/index.js";
+import type { Scenario } from "./arbitraries.js";
+import type { Plan } from "./commands.js";
+
+/** Plans a run on the model: the operations that `fc.modelRun` lets through, in order. */
+export function planOf(input: Scenario): Plan {
+  const plan: Plan = [];
+  const setup = () => ({ model: new WorkQueueModel<unknown>({ maxRetries: input.maxRetries }), real: plan });
+  fc.modelRun(setup, input.commands);
+  return plan;
+}

@@ -1,0 +1,51 @@
+/**
+ * The survey: every run of a check, in order, with runs started ahead of the one being verified when the driver
+ * allows it. Over a pipe this keeps the implementation busy while the gate plans and verifies, instead of each
+ * side waiting for the other once per run. A failure found here is then shrunk by fast-check (see conformance.ts).
+ */
+import type { Scenario } from "./arbitraries.js";
+import type { Plan } from "./commands.js";
+import type { Driver, Observe } from "./driver.js";
+import { planOf } from "./plan.js";
+import { isThenable, type MaybePromise } from "./subject.js";
+import { type VerifyOptions, type Violation, verify } from "./verify.js";
+
+/** The first failing run of a survey, if any. */
+export interface SurveyResult {
+  /** The index of the first run that broke an invariant, or `-1` when none did. */
+  readonly failing: number;
+  /** That run's violation, unshrunk. */
+  readonly violation?: Violation | undefined;
+}
+
+/**
+ * Runs `inputs` in order on `driver` and verifies each, stopping at the first violation. Up to `driver.lookahead`
+ * runs are started before the run being verified is checked; `onRun` is told of each verified run.
+ */
+export async function survey(
+  inputs: readonly Scenario[],
+  driver: Driver,
+  options: VerifyOptions,
+  onRun: (plan: Plan) => void,
+): Promise<SurveyResult> {
+  const plans = inputs.map(planOf);
+  const started: MaybePromise<Observe>[] = [];
+  const startUpTo = (last: number) => {
+    for (let k = started.length; k <= last && k < inputs.length; k++) {
+      const run = driver.start((inputs[k] as Scenario).maxRetries, plans[k] as Plan);
+      // A run started ahead may fail after the survey stopped; its error is the survey's only if it is awaited.
+      if (isThenable(run)) Promise.resolve(run).catch(() => {});
+      started.push(run);
+    }
+  };
+  for (const [k, input] of inputs.entries()) {
+    startUpTo(k + (driver.lookahead ?? 0));
+    const run = started[k] as MaybePromise<Observe>;
+    const observe = isThenable(run) ? await run : run;
+    const plan = plans[k] as Plan;
+    const violation = await verify(plan, input.maxRetries, observe, options);
+    onRun(plan);
+    if (violation !== undefined) return { failing: k, violation };
+  }
+  return { failing: -1 };
+}
