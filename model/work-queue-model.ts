@@ -86,8 +86,7 @@ export class WorkQueueModel<T> {
   /** §5 */
   get(): T | undefined {
     if (this.#queue.length === 0) return undefined; // §5.1
-    const [item, ...rest] = this.#queue as [T, ...T[]]; // §5.2
-    this.#queue = rest;
+    const item = this.#queue.shift() as T; // §5.2
     this.#inFlight.push(item);
     return item;
   }

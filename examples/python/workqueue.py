@@ -64,24 +64,32 @@ class WorkQueue:
         return len(self._queue)
 
 
+# The replies that never change, serialised once: json.dumps costs as much as the queue operation itself.
+ACK = '{"ok":true}'
+REQUEUED = {True: '{"ok":true,"requeued":true}', False: '{"ok":true,"requeued":false}'}
+NOTHING = '{"ok":true,"item":null}'
+HELLO = json.dumps({"ok": True, "name": "python-workqueue", "features": ["len"]})
+
+
 def answer(request, queue):
-    """The reply to one request, and the queue to use from now on."""
+    """The reply to one request, as a JSON line without its newline, and the queue to use from now on."""
     op = request.get("op") if isinstance(request, dict) else None
     item = request.get("item") if isinstance(request, dict) else None
     if op == "hello":
-        return {"ok": True, "name": "python-workqueue", "features": ["len"]}, queue
+        return HELLO, queue
     if op == "new" and isinstance(request.get("maxRetries"), int) and request["maxRetries"] >= 0:
-        return {"ok": True}, WorkQueue(request["maxRetries"])
+        return ACK, WorkQueue(request["maxRetries"])
     if queue is not None and op in ("add", "done", "forget") and isinstance(item, str):
         getattr(queue, op)(item)
-        return {"ok": True}, queue
+        return ACK, queue
     if queue is not None and op == "retry" and isinstance(item, str):
-        return {"ok": True, "requeued": queue.retry(item)}, queue
+        return REQUEUED[queue.retry(item)], queue
     if queue is not None and op == "get":
-        return {"ok": True, "item": queue.get()}, queue
+        got = queue.get()
+        return (NOTHING if got is None else '{"ok":true,"item":' + json.dumps(got) + "}"), queue
     if queue is not None and op == "len":
-        return {"ok": True, "len": len(queue)}, queue
-    return {"ok": False, "error": "unknown or malformed request: " + json.dumps(request)}, queue
+        return '{"ok":true,"len":' + str(len(queue)) + "}", queue
+    return json.dumps({"ok": False, "error": "unknown or malformed request: " + json.dumps(request)}), queue
 
 
 def main():
@@ -101,7 +109,7 @@ def main():
             except ValueError as error:
                 request = {"malformed": str(error)}
             reply, queue = answer(request, queue)
-            replies.append(json.dumps(reply))
+            replies.append(reply)
         if replies:
             sys.stdout.buffer.write(("\n".join(replies) + "\n").encode())
             sys.stdout.buffer.flush()

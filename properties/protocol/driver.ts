@@ -42,7 +42,9 @@ export interface ProtocolDriver extends Driver {
  * @throws ProtocolBreach when the reply is malformed.
  */
 function answerOf(request: Request, reply: unknown, session: Session): Answer {
-  if (validateReply.error(reply)) return { kind: "error", name: "Error", message: (reply as { error: string }).error };
+  if ((reply as { ok?: unknown } | null)?.ok === false && validateReply.error(reply)) {
+    return { kind: "error", name: "Error", message: (reply as { error: string }).error };
+  }
   const schema = replyTo[request.op];
   const validate = validateReply[schema];
   if (!validate(reply)) {

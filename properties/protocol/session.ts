@@ -3,7 +3,6 @@
  * It never hangs and never leaves the child behind: every reply has a deadline, and `close` reaps the process.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 
 /** How an implementation broke the protocol. */
 export type BreachKind = "crashed" | "exited early" | "timed out" | "malformed reply" | "unasked output" | "refused";
@@ -66,9 +65,14 @@ export class Session {
       this.#stderr = (this.#stderr + chunk).slice(-stderrKept);
     });
     child.stdin.on("error", () => {}); // a child that exits early closes the pipe; the exit handler reports it
-    createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) =>
-      this.#onLine(line),
-    );
+    // Lines are split by hand: readline's per-line machinery costs more than the rest of a reply's handling.
+    let partial = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop() as string;
+      for (const line of lines) this.#onLine(line.endsWith("\r") ? line.slice(0, -1) : line);
+    });
     // "close" comes after the child's stdout is drained, so replies written just before exiting still count.
     this.#exited = new Promise((resolve) =>
       child.once("close", (code, signal) => {

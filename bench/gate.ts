@@ -1,0 +1,90 @@
+/**
+ * Gate benchmarks: how many commands the conformance gate checks per second, in process against the reference
+ * queue and over protocol v1 against the Python example, pipelined and one request at a time; and how quickly it
+ * rejects each deliberately wrong queue.
+ */
+import { fileURLToPath } from "node:url";
+import { stringItems } from "../properties/arbitraries.js";
+import type { Profile } from "../properties/commands.js";
+import { checkConformance, checkDriver } from "../properties/conformance.js";
+import { loadFactory } from "../properties/load.js";
+import { connect } from "../properties/protocol/driver.js";
+import { WorkQueue } from "../src/index.js";
+
+/** Commands checked per second, and how many were checked. */
+export interface Throughput {
+  readonly commandsPerSecond: number;
+  readonly commands: number;
+}
+
+const python = ["examples/python/workqueue.py"];
+
+/** The gate in process against the reference queue. */
+export async function inProcessGate(runs: number): Promise<Throughput> {
+  const start = performance.now();
+  const report = await checkConformance((options) => new WorkQueue<string>(options), { runs, seed: 1 });
+  return { commandsPerSecond: report.commands / ((performance.now() - start) / 1000), commands: report.commands };
+}
+
+/** The gate over the protocol against the Python example; the handshake is not timed. */
+export async function protocolGate(runs: number, pipeline: boolean): Promise<Throughput> {
+  const driver = await connect("python3", python, { pipeline });
+  try {
+    const start = performance.now();
+    const options = { runs, seed: 1, items: { ...stringItems, invalid: [] }, finiteMaxRetries: true };
+    const report = await checkDriver(driver, options);
+    if (report.verdict !== "conforms") throw new Error("the Python example does not conform");
+    return { commandsPerSecond: report.commands / ((performance.now() - start) / 1000), commands: report.commands };
+  } finally {
+    await driver.close();
+  }
+}
+
+/** How long the gate takes to reject a wrong queue, and how long its counterexample is. */
+export interface Rejection {
+  readonly name: string;
+  readonly profile: Profile;
+  readonly milliseconds: number;
+  readonly steps: number;
+  readonly invariant: string;
+}
+
+/** The wrong queues of properties/test/wrong/queues.mjs, each with the profile that catches it. */
+const wrongQueues: [string, Profile][] = [
+  ["retryPushesToFifo", "contract"],
+  ["lostDirtyMark", "contract"],
+  ["offByOneGiveUp", "contract"],
+  ["forgetDoesNothing", "robust"],
+  ["lifo", "contract"],
+  ["ringBufferBreaksOnGrow", "contract"],
+  ["emptyStringIsNothing", "contract"],
+  ["sharedFailureCount", "robust"],
+  ["doneDuplicatesQueued", "robust"],
+  ["addWhileInFlightQueues", "contract"],
+  ["failuresResetOnDone", "robust"],
+  ["plainObjectStates", "contract"],
+  ["doneAlwaysRequeues", "contract"],
+  ["dirtyMarkNeverCleared", "contract"],
+];
+
+/** The gate in process against each wrong queue: time to a shrunk counterexample, and its length. */
+export async function rejections(): Promise<Rejection[]> {
+  const file = fileURLToPath(new URL("../../properties/test/wrong/queues.mjs", import.meta.url));
+  const results: Rejection[] = [];
+  for (const [name, profile] of wrongQueues) {
+    const factory = await loadFactory(file, name);
+    const start = performance.now();
+    const report = await checkConformance(factory, { profile, runs: 400, seed: 1 });
+    const milliseconds = performance.now() - start;
+    const counterexample = report.counterexample;
+    if (counterexample === undefined) throw new Error(`the gate accepted the wrong queue ${name}`);
+    results.push({
+      name,
+      profile,
+      milliseconds,
+      steps: counterexample.steps.length,
+      invariant: counterexample.invariant.name,
+    });
+  }
+  return results;
+}

@@ -1,0 +1,127 @@
+/**
+ * Queue benchmarks: the steady-state cycle, a burst, the retry path and the heap per queued key, for the reference
+ * queue and the baselines. Times are nanoseconds from mitata's `measure`: the median (p50) of its samples after
+ * warm-up, with the fastest and slowest sample.
+ */
+import { measure } from "mitata";
+import { WorkQueueModel } from "../model/index.js";
+import { WorkQueue } from "../src/index.js";
+import { ArrayShiftQueue, type BenchQueue, SetFifoQueue } from "./baselines.js";
+
+/** A timing: nanoseconds per operation. */
+export interface Timing {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+/** The queues compared, by the name the table shows. */
+export const implementations: Record<string, (maxRetries: number) => BenchQueue> = {
+  reference: (maxRetries) => new WorkQueue<string>({ maxRetries }),
+  model: (maxRetries) => new WorkQueueModel<string>({ maxRetries }),
+  "Array#shift": (maxRetries) => new ArrayShiftQueue(maxRetries),
+  "Set as FIFO": (maxRetries) => new SetFifoQueue(maxRetries),
+};
+
+/** The queue depths measured. */
+export const depths = [1_000, 10_000, 100_000, 1_000_000] as const;
+
+/** What is measured at all. */
+export type Kind = "cycle" | "burst" | "memory";
+
+/**
+ * The deepest queue each baseline is measured at, per kind, where a deeper one would take minutes: the model's
+ * `add` scans its arrays, so filling it is O(n²); `Array#shift` moves the whole array once it is too large for
+ * V8 to trim it in place, and a `Set` used as a FIFO walks every hole left at its front, so their bursts are O(n²).
+ */
+export const deepest: Record<string, Record<Kind, number>> = {
+  reference: { cycle: 1_000_000, burst: 1_000_000, memory: 1_000_000 },
+  model: { cycle: 100_000, burst: 10_000, memory: 100_000 },
+  "Array#shift": { cycle: 1_000_000, burst: 100_000, memory: 1_000_000 },
+  "Set as FIFO": { cycle: 1_000_000, burst: 10_000, memory: 1_000_000 },
+};
+
+/** Realistic keys, `namespace/name`, made once and shared (their own memory is not counted). */
+const keyPool = Array.from({ length: depths.at(-1) ?? 0 }, (_, i) => `namespace-${i % 97}/object-${i}`);
+
+/** A queue with the first `n` keys queued. */
+function filled(make: (maxRetries: number) => BenchQueue, n: number, maxRetries = 5): BenchQueue {
+  const queue = make(maxRetries);
+  for (let i = 0; i < n; i++) queue.add(keyPool[i] as string);
+  return queue;
+}
+
+/** Measures `fn`, one operation per call unless `per` says how many, for at least `ms` of CPU time. */
+async function time(fn: () => unknown, ms: number, per = 1): Promise<Timing> {
+  const stats = await measure(fn, { min_cpu_time: ms * 1e6, min_samples: 3, warmup_samples: 2 });
+  return { median: stats.p50 / per, min: stats.min / per, max: stats.max / per };
+}
+
+/** The steady-state cycle `get → done → add` with `n` keys queued: each cycle moves the head to the tail. */
+export async function cycle(make: (maxRetries: number) => BenchQueue, n: number): Promise<Timing> {
+  const queue = filled(make, n);
+  return time(() => {
+    const item = queue.get() as string;
+    queue.done(item);
+    queue.add(item);
+  }, 300);
+}
+
+/** A burst: `n` adds into an empty queue, then `n` gets each followed by its done; per key. */
+export async function burst(make: (maxRetries: number) => BenchQueue, n: number): Promise<Timing> {
+  const keys = keyPool.slice(0, n);
+  return time(
+    () => {
+      const queue = make(5);
+      for (const key of keys) queue.add(key);
+      for (let item = queue.get(); item !== undefined; item = queue.get()) queue.done(item);
+    },
+    300,
+    n,
+  );
+}
+
+/** The retry path with 10,000 keys queued: `get → retry → done`, which requeues the item through its dirty mark. */
+export async function retryPath(make: (maxRetries: number) => BenchQueue): Promise<Timing> {
+  const queue = filled(make, 10_000, Number.POSITIVE_INFINITY);
+  return time(() => {
+    const item = queue.get() as string;
+    queue.retry(item);
+    queue.done(item);
+  }, 300);
+}
+
+/**
+ * Heap bytes per queued key, key strings excluded: the median of `fills` fills of `n` keys, each measured between
+ * full collections.
+ */
+export function bytesPerKey(make: (maxRetries: number) => BenchQueue, n: number, fills = 3): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error("run with --expose-gc to measure memory");
+  const samples = Array.from({ length: fills }, () => {
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const queue = filled(make, n);
+    gc();
+    const after = process.memoryUsage().heapUsed;
+    if (queue.size !== n) throw new Error(`expected ${n} queued keys, got ${queue.size}`);
+    return (after - before) / n;
+  });
+  return samples.sort((a, b) => a - b)[Math.floor(fills / 2)] as number;
+}
+
+/**
+ * The floor under any keyed queue: one `Map.get` per operation over `n` keys, in the order they were inserted (the
+ * order the cycle visits them). A cycle needs at least one such lookup that the cache does not hold, so this is
+ * what the reference's cycle at depth is made of.
+ */
+export async function lookupFloor(n: number): Promise<Timing> {
+  const map = new Map<string, number>();
+  for (let i = 0; i < n; i++) map.set(keyPool[i] as string, i);
+  let next = 0;
+  return time(() => {
+    const value = map.get(keyPool[next] as string);
+    next = next + 1 === n ? 0 : next + 1;
+    return value;
+  }, 300);
+}

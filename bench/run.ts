@@ -1,0 +1,204 @@
+/**
+ * `npm run bench`: measures the reference queue against its baselines and the conformance gate, prints a table
+ * (or `--json`), and with `--check` exits 1 when a budget ratio of docs/performance.md is out of bounds.
+ * Run with `node --expose-gc`, which `npm run bench` does.
+ */
+import { cpus, totalmem } from "node:os";
+import { parseArgs } from "node:util";
+import { inProcessGate, protocolGate, rejections, type Throughput } from "./gate.js";
+import {
+  burst,
+  bytesPerKey,
+  cycle,
+  deepest,
+  depths,
+  implementations,
+  lookupFloor,
+  retryPath,
+  type Timing,
+} from "./queues.js";
+
+const { values } = parseArgs({ options: { json: { type: "boolean" }, check: { type: "boolean" } } });
+
+const progress = (text: string) => values.json || process.stderr.write(`\r\u001b[K${text}`);
+
+async function measureAll() {
+  const cycles: Record<string, Record<number, Timing | null>> = {};
+  const bursts: Record<string, Record<number, Timing | null>> = {};
+  const retries: Record<string, Timing> = {};
+  const memory: Record<string, Record<number, number | null>> = {};
+  for (const [name, make] of Object.entries(implementations)) {
+    const limit = deepest[name] as (typeof deepest)[string];
+    cycles[name] = {};
+    bursts[name] = {};
+    memory[name] = {};
+    for (const n of depths) {
+      progress(`${name}: cycle at ${n}`);
+      cycles[name][n] = n > limit.cycle ? null : await cycle(make, n);
+      progress(`${name}: burst of ${n}`);
+      bursts[name][n] = n > limit.burst ? null : await burst(make, n);
+    }
+    progress(`${name}: retry path`);
+    retries[name] = await retryPath(make);
+    for (const n of [100_000, 1_000_000]) {
+      progress(`${name}: memory at ${n}`);
+      // The model takes seconds to fill: one fill, not three.
+      memory[name][n] = n > limit.memory ? null : bytesPerKey(make, n, name === "model" ? 1 : 3);
+    }
+  }
+  const floor: Record<number, Timing> = {};
+  for (const n of depths) {
+    progress(`Map.get floor at ${n}`);
+    floor[n] = await lookupFloor(n);
+  }
+  progress("gate: in process");
+  const inProcess = await inProcessGate(300);
+  progress("gate: protocol, pipelined");
+  const pipelined = await protocolGate(300, true);
+  progress("gate: protocol, lock step");
+  const lockstep = await protocolGate(300, false);
+  progress("gate: rejecting the wrong queues");
+  const rejected = await rejections();
+  progress("");
+  return { cycles, bursts, retries, memory, floor, gate: { inProcess, pipelined, lockstep, rejected } };
+}
+
+type Results = Awaited<ReturnType<typeof measureAll>>;
+
+/** How much one cold `Map.get` costs more at a million keys than at a thousand: the floor under budget line 1. */
+const floorRatio = (r: Results) => (r.floor[1_000_000]?.median ?? 0) / (r.floor[1_000]?.median ?? 1);
+
+/** The budget of docs/performance.md: each line a ratio measured in this run, and its bound. */
+function budget(r: Results) {
+  const ref = r.cycles.reference as Record<number, Timing>;
+  // A baseline too slow to measure at some N counts as slower there.
+  const slowestBaselineRatio = Math.min(
+    ...depths.flatMap((n) =>
+      ["Array#shift", "Set as FIFO"].map(
+        (name) => (r.cycles[name]?.[n]?.median ?? Number.POSITIVE_INFINITY) / (ref[n]?.median ?? 1),
+      ),
+    ),
+  );
+  const line = (name: string, value: number, bound: number, kind: "at most" | "at least" | "more than") => ({
+    name,
+    value,
+    bound,
+    kind,
+    ok: kind === "at most" ? value <= bound : kind === "at least" ? value >= bound : value > bound,
+  });
+  return [
+    line(
+      "cycle at 1,000,000 keys ÷ cycle at 1,000 keys",
+      (ref[1_000_000]?.median ?? 0) / (ref[1_000]?.median ?? 1),
+      3,
+      "at most",
+    ),
+    line(
+      "model cycle ÷ reference cycle at 100,000 keys",
+      (r.cycles.model?.[100_000]?.median ?? 0) / (ref[100_000]?.median ?? 1),
+      50,
+      "at least",
+    ),
+    line(
+      "slowest naive baseline margin: baseline cycle ÷ reference cycle, worst N",
+      slowestBaselineRatio,
+      1,
+      "more than",
+    ),
+    line("bytes per queued key at 1,000,000 keys", r.memory.reference?.[1_000_000] ?? 0, 48, "at most"),
+    line(
+      "gate over the protocol: pipelined ÷ lock step",
+      r.gate.pipelined.commandsPerSecond / r.gate.lockstep.commandsPerSecond,
+      5,
+      "at least",
+    ),
+  ];
+}
+
+const bytes = (x: number | null | undefined) => (x == null ? "—" : fmt(x));
+const ns = (t: Timing | null | undefined) => (t == null ? "—" : `${fmt(t.median)} (${fmt(t.min)}–${fmt(t.max)})`);
+const fmt = (x: number) => (x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toFixed(1));
+const rate = (t: Throughput) =>
+  `${Math.round(t.commandsPerSecond).toLocaleString("en-US")} commands/s (${t.commands.toLocaleString("en-US")} commands)`;
+
+function table(title: string, rows: [string, ...string[]][], header: string[]): string {
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? "").length)));
+  const lines = all.map((row) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join("   ")
+      .trimEnd(),
+  );
+  return `${title}\n  ${lines.join("\n  ")}\n`;
+}
+
+const machine = {
+  date: new Date().toISOString(),
+  node: process.version,
+  platform: `${process.platform} ${process.arch}`,
+  cpu: cpus()[0]?.model ?? "unknown",
+  cores: cpus().length,
+  memoryGiB: Math.round(totalmem() / 2 ** 30),
+};
+const started = performance.now();
+const results = await measureAll();
+const lines = budget(results);
+const seconds = (performance.now() - started) / 1000;
+
+if (values.json) {
+  process.stdout.write(
+    `${JSON.stringify({ machine, seconds, unit: "ns per operation unless named", ...results, budget: lines }, null, 2)}\n`,
+  );
+} else {
+  const names = Object.keys(implementations);
+  const perN = (pick: (name: string, n: number) => string) =>
+    depths.map((n) => [n.toLocaleString("en-US"), ...names.map((name) => pick(name, n))] as [string, ...string[]]);
+  const out = [
+    `workqueue-spec benchmarks — ${machine.date.slice(0, 10)}, Node ${machine.node}, ${machine.platform}, ${machine.cores} × ${machine.cpu}`,
+    "times in ns per operation: median (fastest–slowest sample); — too slow to measure (see docs/performance.md)\n",
+    table(
+      "cycle get → done → add, with N keys queued",
+      perN((name, n) => ns(results.cycles[name]?.[n])),
+      ["N", ...names],
+    ),
+    table(
+      "burst: N adds, then N gets each followed by done (per key)",
+      perN((name, n) => ns(results.bursts[name]?.[n])),
+      ["N", ...names],
+    ),
+    table(
+      "retry path get → retry → done, 10,000 keys queued",
+      [["", ...names.map((name) => ns(results.retries[name]))]],
+      ["", ...names],
+    ),
+    table(
+      "heap bytes per queued key, key strings excluded",
+      [100_000, 1_000_000].map((n) => [
+        n.toLocaleString("en-US"),
+        ...names.map((name) => bytes(results.memory[name]?.[n])),
+      ]),
+      ["N", ...names],
+    ),
+    table(
+      "gate: commands checked per second",
+      [
+        ["in process, reference queue", rate(results.gate.inProcess)],
+        ["protocol v1, Python example, pipelined", rate(results.gate.pipelined)],
+        ["protocol v1, Python example, lock step", rate(results.gate.lockstep)],
+      ],
+      ["", "commands per second"],
+    ),
+    table(
+      "gate: rejecting each wrong queue of properties/test/wrong/ (in process, 400 runs, seed 1)",
+      results.gate.rejected.map((r) => [r.name, r.profile, `${fmt(r.milliseconds)} ms`, `${r.steps}`, r.invariant]),
+      ["queue", "profile", "time", "steps", "broken invariant"],
+    ),
+    "budget (docs/performance.md)",
+    ...lines.map((l) => `  ${l.ok ? "✓" : "✗"} ${l.name}: ${l.value.toFixed(2)} (${l.kind} ${l.bound})`),
+    `  context, not budgeted: one Map.get at 1,000,000 keys ÷ at 1,000 keys: ${floorRatio(results).toFixed(2)}`,
+    `\nmeasured in ${seconds.toFixed(0)} s`,
+  ];
+  process.stdout.write(`${out.join("\n")}\n`);
+}
+process.exitCode = values.check && lines.some((l) => !l.ok) ? 1 : 0;
