@@ -147,9 +147,9 @@ const lines = budget(results);
 const seconds = (performance.now() - started) / 1000;
 
 if (values.json) {
-  process.stdout.write(
-    `${JSON.stringify({ machine, seconds, unit: "ns per operation unless named", ...results, budget: lines }, null, 2)}\n`,
-  );
+  const unit = "ns per operation unless named";
+  const json = { machine, seconds, unit, ...results, budget: lines, floorRatio: floorRatio(results) };
+  process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
 } else {
   const names = Object.keys(implementations);
   const perN = (pick: (name: string, n: number) => string) =>
