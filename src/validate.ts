@@ -42,3 +42,28 @@ export function assertMaxRetries(maxRetries: unknown): asserts maxRetries is num
     throw new RangeError(expected("maxRetries", "a non-negative integer or Infinity", maxRetries));
   }
 }
+
+/**
+ * Throws a `TypeError` unless `options` is `undefined` or an object (docs/spec.md §13.4, §14.6, §15.5); `example`
+ * shows what a valid one looks like.
+ */
+export function assertOptions(options: unknown, example: string): asserts options is object | undefined {
+  if (options !== undefined && (typeof options !== "object" || options === null)) {
+    throw new TypeError(expected("options", `undefined or an object such as ${example}`, options));
+  }
+}
+
+/** Throws a `TypeError` unless `signal` is `undefined` or an `AbortSignal` (docs/spec.md §13.4, §14.6, §15.5). */
+export function assertSignal(signal: unknown): asserts signal is AbortSignal | undefined {
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new TypeError(expected("signal", "undefined or an AbortSignal", signal));
+  }
+}
+
+/** The `signal` of the options of `take` and `shutDownWithDrain`, after checking them (docs/spec.md §13.4, §14.6). */
+export function signalOf(options: unknown): AbortSignal | undefined {
+  assertOptions(options, "{ signal }");
+  const signal = (options as { signal?: unknown } | undefined)?.signal;
+  assertSignal(signal);
+  return signal;
+}
