@@ -67,3 +67,15 @@ export function signalOf(options: unknown): AbortSignal | undefined {
   assertSignal(signal);
   return signal;
 }
+
+/** Throws a `TypeError` unless `value` is a function (docs/spec.md §15.5); `what` says what is expected. */
+export function assertFunction(name: string, value: unknown, what = "a function"): void {
+  if (typeof value !== "function") throw new TypeError(expected(name, what, value));
+}
+
+/** Throws a `RangeError` unless `concurrency` is a positive integer (docs/spec.md §15.5). */
+export function assertConcurrency(concurrency: unknown): asserts concurrency is number {
+  if (!(Number.isInteger(concurrency) && (concurrency as number) > 0)) {
+    throw new RangeError(expected("concurrency", "a positive integer", concurrency));
+  }
+}
