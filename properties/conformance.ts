@@ -34,6 +34,12 @@ export interface ConformanceOptions {
   readonly compareMessages?: boolean;
   /** Where to count the transitions exercised. @defaultValue nowhere */
   readonly coverage?: Coverage | undefined;
+  /**
+   * Whether the queues offer `shutDown` (docs/spec.md §12), so that sequences call it and check what follows;
+   * `shuttingDown` is then checked too, if offered. Without it, a queue is checked exactly as one without shutdown.
+   * @defaultValue `false`
+   */
+  readonly shutDown?: boolean | undefined;
 }
 
 /** The outcome of {@link checkConformance}. */
@@ -122,6 +128,7 @@ export async function checkConformance<T>(
     items: options.items ?? stringItems,
     maxCommands: options.maxCommands,
     replayPath: replay?.replayPath,
+    shutDown: options.shutDown,
   };
   const shape = options.shape ?? "both";
   const arbitrary =
@@ -133,6 +140,9 @@ export async function checkConformance<T>(
     const plan = planOf(input);
     const made = factory({ maxRetries: input.maxRetries });
     const subject = isThenable(made) ? await made : made;
+    if (options.shutDown === true && typeof subject.shutDown !== "function") {
+      throw new TypeError("Expected the factory's queues to offer `shutDown()`, as `options.shutDown` is true");
+    }
     commands += plan.length;
     const verifyOptions = { compareMessages: options.compareMessages ?? false, coverage: options.coverage };
     const violation = await verify(plan, input.maxRetries, subject as never, verifyOptions);

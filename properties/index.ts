@@ -12,7 +12,7 @@ export {
   type Counterexample,
   checkConformance,
 } from "./conformance.js";
-export { type Band, Coverage, reachable, type Transition } from "./coverage.js";
+export { type Band, Coverage, type ReachableOptions, reachable, type Transition } from "./coverage.js";
 export { type Invariant, invariants, type StepFacts, type Views } from "./invariants.js";
 export type {
   Answer,
@@ -21,6 +21,7 @@ export type {
   ItemOperation,
   ItemVerb,
   Operation,
+  ShutDownOperation,
   ValueAnswer,
 } from "./operation.js";
 export { formatReport, formatSteps } from "./report.js";

@@ -2,7 +2,7 @@
  * Replays a plan against an implementation and the model side by side, and runs the named checks after every step.
  */
 import { type ItemState, WorkQueueModel } from "../model/index.js";
-import { band, type Coverage, transition } from "./coverage.js";
+import { type Coverage, transitionOf } from "./coverage.js";
 import { type Invariant, invariants, type Views } from "./invariants.js";
 import type { Answer, Operation } from "./operation.js";
 import { isThenable, perform, readView, type Subject } from "./subject.js";
@@ -54,15 +54,11 @@ export async function verify(
   const model = new WorkQueueModel<unknown>({ maxRetries });
   const steps: Step[] = [];
   for (const operation of plan) {
-    const keyed = operation.verb === "get" ? undefined : operation.item;
-    const valid = operation.verb === "get" || (keyed !== undefined && keyed !== null);
+    const keyed = "item" in operation ? operation.item : undefined;
+    const valid = !("item" in operation) || (keyed !== undefined && keyed !== null);
     const item = operation.verb === "get" ? model.snapshot().queue[0] : keyed;
     const before: ItemState | undefined = valid && item !== undefined ? model.stateOf(item) : undefined;
-    options.coverage?.record(
-      before === undefined
-        ? transition(operation.verb, valid ? "empty" : "not an item")
-        : transition(operation.verb, before, band(model.failures(item), maxRetries)),
-    );
+    options.coverage?.record(transitionOf(operation, model));
     const expected = perform(model, operation) as Answer;
     const answered = perform(subject, operation);
     const actual = isThenable(answered) ? await answered : answered;
@@ -70,6 +66,7 @@ export async function verify(
       size: model.size,
       inFlight: model.inFlight,
       failures: valid && keyed !== undefined ? model.failures(keyed) : undefined,
+      shuttingDown: model.shuttingDown,
     };
     let size = readView(subject, "size");
     if (isThenable(size)) size = await size;
@@ -77,7 +74,9 @@ export async function verify(
     if (isThenable(inFlight)) inFlight = await inFlight;
     let failures = expectedViews.failures === undefined ? undefined : subject.failures?.(keyed);
     if (isThenable(failures)) failures = await failures;
-    const actualViews: Views = { size, inFlight, failures };
+    let shuttingDown = readView(subject, "shuttingDown");
+    if (isThenable(shuttingDown)) shuttingDown = await shuttingDown;
+    const actualViews: Views = { size, inFlight, failures, shuttingDown };
     const step = { operation, expected, actual, expectedViews, actualViews };
     steps.push(step);
     const facts = {
