@@ -131,27 +131,39 @@ describe("take", () => {
 });
 
 describe("for await", () => {
+  /** Runs `loop` for at most ten turns of the event loop: a wrong iterator fails instead of hanging. */
+  async function bounded(loop: () => Promise<void>): Promise<string> {
+    const ran = track(loop());
+    for (let turn = 0; turn < 10 && ran.state === "pending"; turn++) await flush();
+    return ran.state;
+  }
+
   test("iterates with take until the queue is shut down and nothing is queued (§14.7)", async () => {
     const wq = queue();
     for (const x of ["a", "b"]) wq.add(x);
     const seen: string[] = [];
-    for await (const item of wq) {
-      seen.push(item);
-      if (item === "a") wq.add("c");
-      if (item === "b") wq.shutDown();
-      wq.done(item);
-      if (seen.length > 5) break; // bounded: a wrong iterator fails instead of spinning
-    }
-    expect([seen, wq.inFlight]).toEqual([["a", "b", "c"], 0]);
+    const state = await bounded(async () => {
+      for await (const item of wq) {
+        seen.push(item);
+        if (item === "a") wq.add("c");
+        if (item === "b") wq.shutDown();
+        wq.done(item);
+      }
+    });
+    expect([state, seen, wq.inFlight]).toEqual(["resolved", ["a", "b", "c"], 0]);
   });
 
-  test("leaving the loop early takes nothing more (§14.7)", async () => {
+  test("waits for the next item, and leaving the loop early takes nothing more (§14.7)", async () => {
     const wq = queue();
-    for (const x of ["a", "b"]) wq.add(x);
-    for await (const item of wq) {
-      wq.done(item);
-      break;
-    }
-    expect([wq.size, wq.inFlight]).toEqual([1, 0]);
+    const seen: string[] = [];
+    const state = bounded(async () => {
+      for await (const item of wq) {
+        seen.push(item);
+        wq.done(item);
+        if (item === "b") break;
+      }
+    });
+    for (const x of ["a", "b", "c"]) wq.add(x);
+    expect([await state, seen, wq.size, wq.inFlight]).toEqual(["resolved", ["a", "b"], 1, 0]);
   });
 });
