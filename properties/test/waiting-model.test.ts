@@ -44,7 +44,7 @@ test("takes wait only while nothing is queued, are served oldest first with item
   );
 });
 
-test("an already aborted take is rejected and takes nothing; an abort of a settled take changes nothing", () => {
+test("an already aborted take is rejected and takes nothing; an abort of a settled take changes nothing; a take after shutDown does not wait", () => {
   const model = new WaitingModel<string>({ maxRetries: 1 });
   model.add("a");
   expect(model.take(true)).toEqual({ id: 1, state: "rejected", item: undefined });
@@ -52,7 +52,7 @@ test("an already aborted take is rejected and takes nothing; an abort of a settl
   model.abort(take);
   expect([take.state, take.item, model.queue.inFlight]).toEqual(["resolved", "a", 1]);
   model.shutDown();
-  expect(model.take()).toEqual({ id: 3, state: "resolved", item: undefined });
+  expect([model.take(), model.waiting]).toEqual([{ id: 3, state: "resolved", item: undefined }, 0]);
   expect(model.drained).toBe(false);
   model.done("a");
   expect(model.drained).toBe(true);
