@@ -4,4 +4,5 @@
  *
  * @packageDocumentation
  */
+export { type Take, WaitingModel } from "./waiting-model.js";
 export { type ItemState, type ModelSnapshot, WorkQueueModel } from "./work-queue-model.js";

@@ -17,6 +17,8 @@ export interface ModelSnapshot<T> {
   readonly dirty: readonly T[];
   /** The items with a non-zero failure count and their counts, in the order they last failed. */
   readonly failures: readonly (readonly [T, number])[];
+  /** Whether the queue is shutting down. */
+  readonly shuttingDown: boolean;
 }
 
 /** Renders a value for an error message the way docs/spec.md §1.2 and §3 show it. */
@@ -51,6 +53,8 @@ export class WorkQueueModel<T> {
   #dirty: T[] = [];
   /** §2: failure counts; an item that is not listed has count 0. */
   #counts: [T, number][] = [];
+  /** §2: the shutting-down flag. */
+  #shuttingDown = false;
 
   /**
    * §3: an empty queue.
@@ -78,6 +82,7 @@ export class WorkQueueModel<T> {
   /** §4 */
   add(item: T): void {
     check(item);
+    if (this.#shuttingDown) return; // §12.3
     const state = this.stateOf(item);
     if (state === "absent") this.#queue.push(item); // §4.1
     if (state === "in flight") this.#dirty.push(item); // §4.3
@@ -95,7 +100,7 @@ export class WorkQueueModel<T> {
   done(item: T): void {
     check(item);
     if (this.stateOf(item) === "in flight + dirty") {
-      this.#dirty = this.#dirty.filter((x) => !same(x, item)); // §6.2
+      this.#dirty = this.#dirty.filter((x) => !same(x, item)); // §6.2, while shutting down too (§12.5)
       this.#queue.push(item);
     }
     this.#inFlight = this.#inFlight.filter((x) => !same(x, item)); // §6.1; §6.3: not in flight, nothing changes
@@ -106,7 +111,7 @@ export class WorkQueueModel<T> {
     check(item);
     const count = this.failures(item) + 1; // §7.1
     this.#counts = [...this.#counts.filter(([x]) => !same(x, item)), [item, count]];
-    if (count >= this.maxRetries) return false; // §7.2
+    if (count >= this.maxRetries || this.#shuttingDown) return false; // §7.2, §12.4
     this.add(item); // §7.3
     return true;
   }
@@ -115,6 +120,16 @@ export class WorkQueueModel<T> {
   forget(item: T): void {
     check(item);
     this.#counts = this.#counts.filter(([x]) => !same(x, item));
+  }
+
+  /** §12.1 */
+  shutDown(): void {
+    this.#shuttingDown = true;
+  }
+
+  /** §12.2 */
+  get shuttingDown(): boolean {
+    return this.#shuttingDown;
   }
 
   /** §9.1 */
@@ -140,6 +155,7 @@ export class WorkQueueModel<T> {
       inFlight: [...this.#inFlight],
       dirty: [...this.#dirty],
       failures: this.#counts.map(([x, n]) => [x, n] as const),
+      shuttingDown: this.#shuttingDown,
     };
   }
 }

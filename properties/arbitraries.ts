@@ -61,6 +61,12 @@ const weights: Record<Shape, Record<"add" | "get" | "done" | "retry" | "forget",
 /** The longest sequence, per shape. */
 const maxCommands: Record<Shape, number> = { few: 100, many: 250 };
 
+/**
+ * How many other commands are drawn for each `shutDown`, per shape, when sequences call it: about once in a
+ * sequence, near its middle, so that most sequences reach a shutdown with items queued, in flight and dirty.
+ */
+const commandsPerShutDown: Record<Shape, number> = { few: 50, many: 125 };
+
 /** The arbitrary of one command, given the profile, the shape and the items. */
 export function command(profile: Profile, shape: Shape, universe: ItemUniverse): fc.Arbitrary<QueueCommand> {
   // The first two of the few items come up half the time, so that one item goes through many cycles.
@@ -97,13 +103,24 @@ export interface ScenarioSpec {
   readonly replayPath?: string | undefined;
   /** Whether `maxRetries` must be finite. @defaultValue `false` */
   readonly finite?: boolean;
+  /**
+   * Whether sequences also call `shutDown` (docs/spec.md §12). Without it, the sequences are exactly those of a
+   * queue that has no shutdown.
+   */
+  readonly shutDown?: boolean | undefined;
 }
 
 /** The arbitrary of a whole run: `maxRetries` and a command sequence. */
 export function scenario(spec: ScenarioSpec): fc.Arbitrary<Scenario> {
   const limits = { maxCommands: spec.maxCommands ?? maxCommands[spec.shape], size: "max" as const };
+  const call = command(spec.profile, spec.shape, spec.items);
+  const shutDown = fc.constant(new CallCommand("shutDown"));
   const commands = fc.commands(
-    [command(spec.profile, spec.shape, spec.items)],
+    [
+      spec.shutDown === true
+        ? fc.oneof({ weight: commandsPerShutDown[spec.shape], arbitrary: call }, { weight: 1, arbitrary: shutDown })
+        : call,
+    ],
     spec.replayPath === undefined ? limits : { ...limits, replayPath: spec.replayPath },
   );
   return fc.record({ maxRetries: spec.finite === true ? finiteMaxRetries : maxRetries, commands });

@@ -39,6 +39,8 @@ options:
   --max-commands N           the longest sequence (default: 100 with few items, 250 with many)
   --timeout MS               how long to wait for each reply (default: 5000)
   --lockstep                 send one request at a time instead of a whole run at once
+  --shutdown                 with --module: the queues offer shutDown, check it too (over the protocol, the
+                             implementation's "shutdown" feature decides)
   --json                     print the outcome as JSON instead of text
   --junit FILE               also write the outcome as JUnit XML to FILE
   -h, --help                 print this help
@@ -84,6 +86,7 @@ function parse(argv: readonly string[]) {
       "max-commands": { type: "string" },
       timeout: { type: "string" },
       lockstep: { type: "boolean" },
+      shutdown: { type: "boolean" },
       json: { type: "boolean" },
       junit: { type: "string" },
       module: { type: "string" },
@@ -110,6 +113,7 @@ function parse(argv: readonly string[]) {
     json: values.json ?? false,
     junit: values.junit,
     pipeline: !(values.lockstep ?? false),
+    shutDown: values.shutdown ?? false,
     timeoutMs: positive("timeout", values.timeout) ?? 5000,
     check: {
       profile: profile as Profile,
@@ -143,19 +147,33 @@ type Options = Exclude<ReturnType<typeof parse>, { help: true }>;
  *
  * @throws StartError when it cannot be started or loaded; ProtocolBreach when it fails the handshake.
  */
-async function open(
-  options: Options,
-): Promise<{ driver: Driver & { close?: () => Promise<void> }; described: string }> {
+async function open(options: Options): Promise<{
+  driver: Driver & { close?: () => Promise<void> };
+  described: string;
+  check: ConformanceOptions;
+}> {
   if (options.module !== undefined) {
     const factory = await loadFactory(options.module).catch((error: Error) =>
       Promise.reject(new StartError(error.message)),
     );
-    return { driver: inProcess(factory), described: `${options.module}, in process` };
+    const driver = inProcess(factory, { shutDown: options.shutDown });
+    return { driver, described: `${options.module}, in process`, check: { shutDown: options.shutDown } };
   }
   const [command = "", ...args] = options.command;
   const driver = await connect(command, args, { timeoutMs: options.timeoutMs, pipeline: options.pipeline });
   const how = options.pipeline ? "pipelined" : "in lock step";
-  return { driver, described: `${driver.name} (${options.command.join(" ")}) over protocol v1, ${how}` };
+  const features = driver.features.length === 0 ? "" : `, features ${driver.features.join(", ")}`;
+  // Over the wire, items are JSON strings and maxRetries a JSON integer; shutdown follows the announced feature.
+  const check = {
+    items: { ...stringItems, invalid: [] },
+    finiteMaxRetries: true,
+    shutDown: driver.features.includes("shutdown"),
+  };
+  return {
+    driver,
+    described: `${driver.name} (${options.command.join(" ")}) over protocol v1, ${how}${features}`,
+    check,
+  };
 }
 
 /** Runs the gate with `argv` (the arguments after the program name) and returns the exit code. */
@@ -190,10 +208,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
   let result: GateOutcome;
   try {
-    const overWire = options.module === undefined;
     const report = await checkDriver(opened.driver, {
       ...options.check,
-      ...(overWire ? { items: { ...stringItems, invalid: [] }, finiteMaxRetries: true } : {}),
+      ...opened.check,
       onProgress: progressLine(io, options.check.runs),
     });
     result = outcome({ report });

@@ -25,9 +25,9 @@ export type QueueCommand = fc.Command<WorkQueueModel<unknown>, Plan>;
 export class CallCommand implements QueueCommand {
   readonly #operation: Operation;
 
-  /** A call of `verb` on `item`; `get` ignores `item`. */
-  constructor(verb: ItemVerb | "get", item?: unknown) {
-    this.#operation = verb === "get" ? { verb } : { verb, item };
+  /** A call of `verb` on `item`; `get` and `shutDown` ignore `item`. */
+  constructor(verb: ItemVerb | "get" | "shutDown", item?: unknown) {
+    this.#operation = verb === "get" ? { verb } : verb === "shutDown" ? { verb } : { verb, item };
   }
 
   /** Always applicable. */

@@ -41,6 +41,12 @@ export interface ConformanceOptions {
   readonly finiteMaxRetries?: boolean;
   /** Where to count the transitions exercised. @defaultValue nowhere */
   readonly coverage?: Coverage | undefined;
+  /**
+   * Whether the queues offer `shutDown` (docs/spec.md §12), so that sequences call it and check what follows;
+   * `shuttingDown` is then checked too, if offered. Without it, a queue is checked exactly as one without shutdown.
+   * @defaultValue `false`
+   */
+  readonly shutDown?: boolean | undefined;
   /** Called after every run, shrinking runs included, with the totals so far. @defaultValue nothing is called */
   readonly onProgress?: ((progress: { readonly runs: number; readonly commands: number }) => void) | undefined;
 }
@@ -105,6 +111,7 @@ function runsOf(options: ConformanceOptions, replayPath: string | undefined): fc
     maxCommands: options.maxCommands,
     replayPath,
     finite: options.finiteMaxRetries ?? false,
+    shutDown: options.shutDown,
   };
   const shape = options.shape ?? "both";
   if (shape !== "both") return scenario({ ...spec, shape });
@@ -193,5 +200,5 @@ export async function checkConformance<T>(
   factory: SubjectFactory<T>,
   options: ConformanceOptions = {},
 ): Promise<ConformanceReport> {
-  return checkDriver(inProcess(factory), options);
+  return checkDriver(inProcess(factory, { shutDown: options.shutDown === true }), options);
 }

@@ -1,10 +1,11 @@
 /**
  * Transition coverage: which (verb, state of the item, failure count against `maxRetries`) a suite exercised, so a
- * suite that never reaches a transition fails instead of passing vacuously.
+ * suite that never reaches a transition fails instead of passing vacuously. While shutting down, the failure count
+ * no longer matters (docs/spec.md §12.4): such a transition is keyed `· shut down` instead.
  */
-import type { ItemState } from "../model/index.js";
+import type { ItemState, WorkQueueModel } from "../model/index.js";
 import type { Profile } from "./commands.js";
-import type { ItemVerb } from "./operation.js";
+import type { ItemVerb, Operation } from "./operation.js";
 
 /** Where an item's failure count stood against `maxRetries` before the call. */
 export type Band = "below" | "at" | "above";
@@ -17,21 +18,64 @@ export function band(failures: number, maxRetries: number): Band {
 
 /**
  * A transition as a readable key: `retry · in flight + dirty · at`. `get` is keyed by the item it hands out
- * (always queued), or `get · empty`; a call with a value that is not an item is `add · not an item`.
+ * (always queued), or `get · empty`; a call with a value that is not an item is `add · not an item`; a call while
+ * shutting down is `add · in flight · shut down`; `shutDown` itself is `shutDown · first` or `shutDown · again`.
  */
 export type Transition = string;
 
 /** The key of a call of `verb` on an item in `state` whose failure count stood in `countBand`. */
-export function transition(verb: ItemVerb | "get", state: ItemState | "empty" | "not an item", countBand?: Band) {
+export function transition(
+  verb: ItemVerb | "get" | "shutDown",
+  state: ItemState | "empty" | "not an item" | "first" | "again",
+  countBand?: Band | "shut down",
+) {
   return countBand === undefined ? `${verb} · ${state}` : `${verb} · ${state} · ${countBand}`;
+}
+
+/** The key of `operation`, made on a queue that is in the state of `model` (before the call). */
+export function transitionOf(operation: Operation, model: WorkQueueModel<unknown>): Transition {
+  if (operation.verb === "shutDown") return transition("shutDown", model.shuttingDown ? "again" : "first");
+  const item = "item" in operation ? operation.item : model.snapshot().queue[0];
+  if ("item" in operation && (item === undefined || item === null)) return transition(operation.verb, "not an item");
+  const shut = model.shuttingDown ? "shut down" : undefined;
+  if (item === undefined) return transition(operation.verb, "empty", shut);
+  return transition(operation.verb, model.stateOf(item), shut ?? band(model.failures(item), model.maxRetries));
 }
 
 const bands: readonly Band[] = ["below", "at", "above"];
 const allStates: readonly ItemState[] = ["absent", "queued", "in flight", "in flight + dirty"];
 const heldStates: readonly ItemState[] = ["in flight", "in flight + dirty"];
 
-/** Every transition a sequence of the profile can reach, over all `maxRetries` from 0 to `Infinity`. */
-export function reachable(profile: Profile): Transition[] {
+/** Which transitions to expect besides the profile's: those of sequences that call `shutDown`. */
+export interface ReachableOptions {
+  /** Whether sequences call `shutDown` (docs/spec.md §12). @defaultValue `false` */
+  readonly shutDown?: boolean | undefined;
+}
+
+/**
+ * Every transition a sequence of the profile can reach, over all `maxRetries` from 0 to `Infinity`; with
+ * `shutDown`, also every transition while shutting down.
+ */
+export function reachable(profile: Profile, options: ReachableOptions = {}): Transition[] {
+  const open = reachableOpen(profile);
+  if (options.shutDown !== true) return open;
+  const shut = (verb: ItemVerb | "get", states: readonly (ItemState | "empty")[]) =>
+    states.map((state) => transition(verb, state, "shut down"));
+  const held = profile === "contract" ? heldStates : allStates;
+  return [
+    ...open,
+    transition("shutDown", "first"),
+    transition("shutDown", "again"),
+    ...shut("add", allStates),
+    ...shut("get", ["queued", "empty"]),
+    ...shut("done", held),
+    ...shut("retry", held),
+    ...shut("forget", allStates),
+  ];
+}
+
+/** Every transition of a sequence of the profile that does not call `shutDown`. */
+function reachableOpen(profile: Profile): Transition[] {
   const each = (verb: ItemVerb | "get", states: readonly ItemState[]) =>
     states.flatMap((state) => bands.map((b) => transition(verb, state, b)));
   const held = profile === "contract" ? heldStates : allStates;
@@ -58,8 +102,8 @@ export class Coverage {
     this.hits.set(key, (this.hits.get(key) ?? 0) + 1);
   }
 
-  /** The transitions of `profile` that were never exercised. */
-  missed(profile: Profile): Transition[] {
-    return reachable(profile).filter((key) => !this.hits.has(key));
+  /** The transitions of `profile` (with `options`, see {@link reachable}) that were never exercised. */
+  missed(profile: Profile, options: ReachableOptions = {}): Transition[] {
+    return reachable(profile, options).filter((key) => !this.hits.has(key));
   }
 }

@@ -31,17 +31,18 @@ export interface Driver {
 
 /** Reads the views an in-process queue offers, once `answer` is in. */
 function withViews(subject: Subject<unknown>, operation: Operation, answer: Answer): MaybePromise<Observation> {
-  const item = operation.verb === "get" ? undefined : operation.item;
+  const item = "item" in operation ? operation.item : undefined;
   const views = [
     readView(subject, "size"),
     readView(subject, "inFlight"),
     item === undefined || item === null ? undefined : subject.failures?.(item),
+    readView(subject, "shuttingDown"),
   ] as const;
-  const observation = ([size, inFlight, failures]: readonly (number | undefined)[]) => ({
+  const observation = ([size, inFlight, failures, shuttingDown]: readonly unknown[]): Observation => ({
     answer,
-    views: { size, inFlight, failures },
+    views: { size, inFlight, failures, shuttingDown } as Views,
   });
-  return views.some(isThenable) ? Promise.all(views).then(observation) : observation(views as never);
+  return views.some(isThenable) ? Promise.all(views).then(observation) : observation(views);
 }
 
 /** Performs a call on an in-process queue and then reads its views. */
@@ -52,15 +53,21 @@ function observe(subject: Subject<unknown>, operation: Operation): MaybePromise<
     : withViews(subject, operation, answer);
 }
 
-/** The driver of queues made in this process by `factory`; their methods may answer values or promises. */
-export function inProcess<T>(factory: SubjectFactory<T>): Driver {
+/**
+ * The driver of queues made in this process by `factory`; their methods may answer values or promises. With
+ * `shutDown`, the queues must offer `shutDown()`: a check that sends it would otherwise fail for a reason that is
+ * not the queue's answer.
+ */
+export function inProcess<T>(factory: SubjectFactory<T>, options: { readonly shutDown?: boolean } = {}): Driver {
+  const ready = (subject: Subject<T>): Observe => {
+    if (options.shutDown === true && typeof subject.shutDown !== "function") {
+      throw new TypeError("Expected the factory's queues to offer `shutDown()`, as `options.shutDown` is true");
+    }
+    return (operation) => observe(subject as Subject<unknown>, operation);
+  };
   return {
     start(maxRetries) {
       const made = factory({ maxRetries });
-      const ready =
-        (subject: Subject<T>): Observe =>
-        (operation) =>
-          observe(subject as Subject<unknown>, operation);
       return isThenable(made) ? Promise.resolve(made).then(ready) : ready(made);
     },
   };

@@ -14,7 +14,7 @@ export {
   checkConformance,
   checkDriver,
 } from "./conformance.js";
-export { type Band, Coverage, reachable, type Transition } from "./coverage.js";
+export { type Band, Coverage, type ReachableOptions, reachable, type Transition } from "./coverage.js";
 export { type Driver, inProcess, type Observation, type Observe } from "./driver.js";
 export { type Invariant, invariants, type StepFacts, type Views } from "./invariants.js";
 export { loadFactory } from "./load.js";
@@ -25,6 +25,7 @@ export type {
   ItemOperation,
   ItemVerb,
   Operation,
+  ShutDownOperation,
   ValueAnswer,
 } from "./operation.js";
 export { type ConnectOptions, connect, type ProtocolDriver } from "./protocol/driver.js";

@@ -14,6 +14,8 @@ export interface Views {
   readonly inFlight?: number | undefined;
   /** §9.3, for the step's item. */
   readonly failures?: number | undefined;
+  /** §12.2 */
+  readonly shuttingDown?: boolean | undefined;
 }
 
 /** Everything a check may look at. */
@@ -60,7 +62,7 @@ function wrongSize(f: StepFacts): number | undefined {
 }
 
 function itemOf(operation: Operation): string {
-  return operation.verb === "get" ? "" : showValue(operation.item);
+  return "item" in operation ? showValue(operation.item) : "";
 }
 
 /** The checks, in the order they are tried. */
@@ -83,6 +85,20 @@ export const invariants: readonly Invariant[] = [
         return undefined;
       }
       return `get() handed out ${showValue(wrong.item)}, but ${showValue(f.expected.value)} was queued before it`;
+    },
+  },
+  {
+    name: "while shutting down, add and retry request nothing",
+    rule: "§12.3, §12.4",
+    check(f) {
+      const { verb } = f.operation;
+      if ((verb !== "add" && verb !== "retry") || !f.model.shuttingDown) return undefined;
+      if (verb === "retry" && f.actual.kind === "value" && f.actual.value === true) {
+        return `${showOperation(f.operation)} answered true while shutting down`;
+      }
+      const size = wrongSize(f);
+      if (size === undefined || size < (f.expectedViews.size as number)) return undefined;
+      return `${showOperation(f.operation)} queued ${itemOf(f.operation)} while shutting down`;
     },
   },
   {
@@ -137,7 +153,7 @@ export const invariants: readonly Invariant[] = [
       if (!sameAnswer(f.expected, f.actual, f.compareMessages)) {
         return `${showOperation(f.operation)} answered ${answerText(f.actual)}, expected ${answerText(f.expected)}`;
       }
-      for (const view of ["size", "inFlight"] as const) {
+      for (const view of ["size", "inFlight", "shuttingDown"] as const) {
         const actual = f.actualViews[view];
         if (actual !== undefined && actual !== f.expectedViews[view]) {
           return `after ${showOperation(f.operation)}: expected ${view} ${f.expectedViews[view]}, got ${actual}`;

@@ -19,8 +19,14 @@ export interface GetOperation {
   readonly verb: "get";
 }
 
-/** One call of a verb (docs/spec.md §4–§8). */
-export type Operation = ItemOperation | GetOperation;
+/** A call of `shutDown` (docs/spec.md §12.1). */
+export interface ShutDownOperation {
+  /** The verb. */
+  readonly verb: "shutDown";
+}
+
+/** One call of a verb (docs/spec.md §4–§8, §12.1). */
+export type Operation = ItemOperation | GetOperation | ShutDownOperation;
 
 /** A call that returned: the value, `undefined` for the verbs that answer nothing. */
 export interface ValueAnswer {
@@ -50,9 +56,9 @@ export function showValue(value: unknown): string {
   return String(value);
 }
 
-/** Renders a call: `add("a")`, `get()`. */
+/** Renders a call: `add("a")`, `get()`, `shutDown()`. */
 export function showOperation(operation: Operation): string {
-  return operation.verb === "get" ? "get()" : `${operation.verb}(${showValue(operation.item)})`;
+  return "item" in operation ? `${operation.verb}(${showValue(operation.item)})` : `${operation.verb}()`;
 }
 
 /** Renders an answer: nothing for `undefined` from a verb that answers nothing, `→ value`, or `throws TypeError: …`. */

@@ -13,6 +13,7 @@ function showViews(views: Views): string {
   const parts: string[] = [];
   if (views.size !== undefined) parts.push(`size ${views.size}`);
   if (views.inFlight !== undefined) parts.push(`inFlight ${views.inFlight}`);
+  if (views.shuttingDown === true) parts.push("shutting down");
   return parts.join(", ");
 }
 
@@ -20,7 +21,7 @@ function showViews(views: Views): string {
 function showExpected(step: Step): string {
   const parts: string[] = [];
   if (!sameAnswer(step.expected, step.actual, true)) parts.push(answerText(step.expected));
-  for (const view of ["size", "inFlight"] as const) {
+  for (const view of ["size", "inFlight", "shuttingDown"] as const) {
     const actual = step.actualViews[view];
     if (actual !== undefined && actual !== step.expectedViews[view]) parts.push(`${view} ${step.expectedViews[view]}`);
   }

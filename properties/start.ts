@@ -60,10 +60,11 @@ async function main(): Promise<number> {
       items: referenceItems,
       compareMessages: true,
       coverage,
+      shutDown: true,
     });
     console.log(formatReport(report, (token) => `npm start -- --profile ${profile} --replay ${token}`));
-    const total = reachable(profile).length;
-    const missed = coverage.missed(profile);
+    const total = reachable(profile, { shutDown: true }).length;
+    const missed = coverage.missed(profile, { shutDown: true });
     const never = missed.length === 0 ? "" : ` (never: ${missed.join("; ")})`;
     console.log(`  ${total - missed.length} of ${total} reachable transitions exercised${never}`);
     conforms &&= report.verdict === "conforms" && missed.length === 0;

@@ -10,6 +10,8 @@ export type MaybePromise<V> = V | PromiseLike<V>;
 /**
  * What an implementation must offer to be checked: the verbs of docs/spec.md §4–§8 and the `size` view (§9.1).
  * `inFlight` (§9.2) and `failures` (§9.3) are optional; when present they are checked after every step too.
+ * `shutDown` (§12.1) and `shuttingDown` (§12.2) are optional as well: sequences call `shutDown` only when the check
+ * is told that the implementation offers it (`ConformanceOptions.shutDown`).
  *
  * @typeParam T - The item type.
  */
@@ -30,6 +32,10 @@ export interface Subject<T> {
   readonly inFlight?: MaybePromise<number> | (() => MaybePromise<number>);
   /** docs/spec.md §9.3: the failure count of an item. */
   failures?(item: T): MaybePromise<number>;
+  /** docs/spec.md §12.1: stop accepting work. */
+  shutDown?(): MaybePromise<void>;
+  /** docs/spec.md §12.2: whether `shutDown` was called, as a property, a getter or a method. */
+  readonly shuttingDown?: MaybePromise<boolean> | (() => MaybePromise<boolean>);
 }
 
 /** Makes a fresh, empty implementation with the given `maxRetries`. */
@@ -69,11 +75,18 @@ export function perform<T>(subject: Subject<T>, operation: Operation): MaybeProm
 /** Calls the verb that `operation` names. */
 function call<T>(subject: Subject<T>, operation: Operation): unknown {
   if (operation.verb === "get") return subject.get();
+  if (operation.verb === "shutDown") return subject.shutDown?.();
   return subject[operation.verb](operation.item as T);
 }
 
-/** Reads the `size` or `inFlight` view of `subject`, whether a value, a getter or a method; `undefined` if absent. */
-export function readView<T>(subject: Subject<T>, name: "size" | "inFlight"): MaybePromise<number> | undefined {
+/** What a view answers: `shuttingDown` a boolean, the others a number. */
+type ViewValue<K> = K extends "shuttingDown" ? boolean : number;
+
+/** Reads a view of `subject`, whether a value, a getter or a method; `undefined` if absent. */
+export function readView<T, K extends "size" | "inFlight" | "shuttingDown">(
+  subject: Subject<T>,
+  name: K,
+): MaybePromise<ViewValue<K>> | undefined {
   const view: unknown = subject[name];
-  return (typeof view === "function" ? view.call(subject) : view) as MaybePromise<number> | undefined;
+  return (typeof view === "function" ? view.call(subject) : view) as MaybePromise<ViewValue<K>> | undefined;
 }

@@ -16,19 +16,21 @@
  * "a"
  * ```
  *
- * Calls: `new maxRetries=N`, `add X`, `get`, `done X`, `retry X`, `forget X`, and the views `size`, `inFlight`,
- * `failures X`. `X` is JSON, or `undefined` or `NaN`. Answers: nothing, a value, or `throws TypeError: …`.
+ * Calls: `new maxRetries=N`, `add X`, `get`, `done X`, `retry X`, `forget X`, `shutDown`, and the views `size`,
+ * `inFlight`, `failures X`, `shuttingDown`. `X` is JSON, or `undefined` or `NaN`. Answers: nothing, a value, or `throws TypeError: …`.
  */
 import type { Counterexample } from "./conformance.js";
 import { answerText } from "./invariants.js";
 import { type Answer, type Operation, showValue } from "./operation.js";
 import { capture, perform, type Subject } from "./subject.js";
 
-/** A queue a trace can run on: the verbs and all three views, synchronous. */
+/** A queue a trace can run on: the verbs, `shutDown` and all four views, synchronous. */
 export interface TraceSubject extends Subject<unknown> {
   readonly size: number;
   readonly inFlight: number;
   failures(item: unknown): number;
+  shutDown(): void;
+  readonly shuttingDown: boolean;
 }
 
 /** Parses an item argument: JSON, or `undefined` or `NaN`. */
@@ -48,9 +50,9 @@ function render(call: string, answer: Answer): string {
 function runCall(call: string, queue: TraceSubject): string {
   const [verb = "", ...rest] = call.split(" ");
   const argument = rest.join(" ");
-  if (verb === "size" || verb === "inFlight") return String(queue[verb]);
+  if (verb === "size" || verb === "inFlight" || verb === "shuttingDown") return String(queue[verb]);
   if (verb === "failures") return render(call, capture(() => queue.failures(parseItem(argument))) as Answer);
-  if (verb === "get") return render(call, perform(queue, { verb }) as Answer);
+  if (verb === "get" || verb === "shutDown") return render(call, perform(queue, { verb }) as Answer);
   if (verb === "add" || verb === "done" || verb === "retry" || verb === "forget") {
     return render(call, perform(queue, { verb, item: parseItem(argument) }) as Answer);
   }
@@ -87,7 +89,7 @@ export function runTrace(text: string, make: (options: { maxRetries: number }) =
 /** A counterexample as a trace of what the model expects, ready to paste into `properties/traces/`. */
 export function traceOf(counterexample: Counterexample): string {
   const callOf = (operation: Operation) =>
-    operation.verb === "get" ? "get" : `${operation.verb} ${showValue(operation.item)}`;
+    "item" in operation ? `${operation.verb} ${showValue(operation.item)}` : operation.verb;
   const blocks = [
     `# ${counterexample.invariant.name} (docs/spec.md ${counterexample.invariant.rule})`,
     `new maxRetries=${showValue(counterexample.maxRetries)}\n----`,

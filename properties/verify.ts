@@ -2,7 +2,7 @@
  * Replays a plan against an implementation and the model side by side, and runs the named checks after every step.
  */
 import { type ItemState, WorkQueueModel } from "../model/index.js";
-import { band, type Coverage, transition } from "./coverage.js";
+import { type Coverage, transitionOf } from "./coverage.js";
 import type { Observe } from "./driver.js";
 import { type Invariant, invariants, type Views } from "./invariants.js";
 import type { Answer, Operation } from "./operation.js";
@@ -55,33 +55,24 @@ export async function verify(
   const model = new WorkQueueModel<unknown>({ maxRetries });
   const steps: Step[] = [];
   for (const [index, operation] of plan.entries()) {
-    const keyed = operation.verb === "get" ? undefined : operation.item;
-    const valid = operation.verb === "get" || (keyed !== undefined && keyed !== null);
+    const keyed = "item" in operation ? operation.item : undefined;
+    const valid = !("item" in operation) || (keyed !== undefined && keyed !== null);
     const before: ItemState | undefined = valid && keyed !== undefined ? model.stateOf(keyed) : undefined;
-    const failuresBefore = before === undefined ? 0 : model.failures(keyed);
+    options.coverage?.record(transitionOf(operation, model));
     const expected = perform(model, operation) as Answer;
-    if (options.coverage !== undefined) {
-      // `get` is keyed by the item it hands out, which was queued: its count is the same before and after.
-      const handedOut = operation.verb === "get" && expected.kind === "value" ? expected.value : undefined;
-      options.coverage.record(
-        handedOut !== undefined
-          ? transition("get", "queued", band(model.failures(handedOut), maxRetries))
-          : before === undefined
-            ? transition(operation.verb, valid ? "empty" : "not an item")
-            : transition(operation.verb, before, band(failuresBefore, maxRetries)),
-      );
-    }
     const observed = observe(operation, index);
     const { answer: actual, views } = isThenable(observed) ? await observed : observed;
     const expectedViews: Views = {
       size: model.size,
       inFlight: model.inFlight,
       failures: valid && keyed !== undefined ? model.failures(keyed) : undefined,
+      shuttingDown: model.shuttingDown,
     };
     const actualViews: Views = {
       size: views.size,
       inFlight: views.inFlight,
       failures: expectedViews.failures === undefined ? undefined : views.failures,
+      shuttingDown: views.shuttingDown,
     };
     const step = { operation, expected, actual, expectedViews, actualViews };
     steps.push(step);

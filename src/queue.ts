@@ -1,5 +1,6 @@
 import { Fifo } from "./fifo.js";
-import { assertItem, assertMaxRetries, expected } from "./validate.js";
+import { assertItem, assertMaxRetries, expected, signalOf } from "./validate.js";
+import { Waiters, type WaitOptions } from "./waiters.js";
 
 /** Options for {@link WorkQueue}. */
 export interface WorkQueueOptions {
@@ -23,12 +24,13 @@ type State = typeof QUEUED | typeof IN_FLIGHT | typeof IN_FLIGHT_DIRTY | typeof 
  * A keyed work queue: it collapses repeated `add`s of an item into one pending dispatch, never hands an item to a
  * second worker while the first still holds it, and gives up on an item after `maxRetries` failures.
  *
- * The caller's protocol (docs/spec.md §2): `get` an item, work on it, then call `forget` on success or `retry` on
- * failure, and finally `done`, exactly once. The queue does not wait, time or delay anything: `get` answers at
- * once, and `retry` requeues without a backoff.
+ * The caller's protocol (docs/spec.md §2): `get` or `take` an item, work on it, then call `forget` on success or
+ * `retry` on failure, and finally `done`, exactly once. `runWorkers` runs that loop for you. `get` answers at once;
+ * `take` waits for an item. `shutDown` stops accepting work; `shutDownWithDrain` also waits until it is finished.
+ * The queue times and delays nothing: `retry` requeues without a backoff.
  *
  * @remarks
- * Every operation is O(1) amortised. Items are compared as `Map` keys (SameValueZero); `undefined` and `null` are
+ * Every operation is O(1) amortised, the waiting ones included. Items are compared as `Map` keys (SameValueZero); `undefined` and `null` are
  * not items. Misuse that docs/spec.md §11 calls safe (a `done` of an item that is not in flight, a `forget` of an
  * item that never failed) changes nothing; a bad argument throws before any state changes.
  *
@@ -45,6 +47,11 @@ type State = typeof QUEUED | typeof IN_FLIGHT | typeof IN_FLIGHT_DIRTY | typeof 
  * queue.get(); // undefined: "a" is still in flight, so it is not handed out again
  * queue.done("a"); // the worker finished: the dirty mark requeues "a"
  * queue.get(); // "a"
+ *
+ * const next = queue.take(); // a promise: nothing is queued, so it waits
+ * queue.done("a");
+ * queue.add("b"); // handed to the waiting take at once: `await next` is "b", in flight
+ * queue.shutDown(); // no more adds; what is queued or in flight can still be finished
  * ```
  */
 export class WorkQueue<T> {
@@ -64,6 +71,15 @@ export class WorkQueue<T> {
   #inFlight = 0;
   /** Failure counts. Invariant: only positive counts are stored; `forget` deletes the entry. */
   readonly #failures = new Map<T, number>();
+  /** Set by `shutDown`, never cleared. Invariant: while set, `#takers` is empty. */
+  #shuttingDown = false;
+  /**
+   * The `take`s waiting for an item, oldest first. Invariant: empty unless `#queue` is: an item queued while a take
+   * waits is handed to it at once (`#enqueue`).
+   */
+  readonly #takers = new Waiters<T | undefined>();
+  /** The drains waiting. Invariant: empty unless shutting down with something queued or in flight. */
+  readonly #drainers = new Waiters<undefined>();
 
   /**
    * Creates an empty queue.
@@ -84,24 +100,29 @@ export class WorkQueue<T> {
     return this.#queue.length;
   }
 
-  /** The number of items in flight: handed out by `get` and not yet `done`. */
+  /** The number of items in flight: handed out by `get` or `take` and not yet `done`. */
   get inFlight(): number {
     return this.#inFlight;
   }
 
+  /** Whether `shutDown` or `shutDownWithDrain` has been called (docs/spec.md §12.2). */
+  get shuttingDown(): boolean {
+    return this.#shuttingDown;
+  }
+
   /**
    * Asks for `item` to be processed (docs/spec.md §4). An item that is neither queued nor in flight is appended to
-   * the tail; an item already queued is left where it is; an item in flight is only marked dirty, and its `done`
-   * will queue it.
+   * the tail, or handed to the oldest waiting `take`; an item already queued is left where it is; an item in flight
+   * is only marked dirty, and its `done` will queue it. While the queue is shutting down, it changes nothing.
    *
-   * @throws TypeError when `item` is `undefined` or `null`.
+   * @throws TypeError when `item` is `undefined` or `null`, shutting down or not.
    */
   add(item: T): void {
     assertItem(item);
+    if (this.#shuttingDown) return;
     const state = this.#states.get(item);
     if (state === undefined || state === ABSENT) {
-      this.#states.set(item, QUEUED);
-      this.#queue.push(item);
+      this.#enqueue(item);
     } else if (state === IN_FLIGHT) {
       this.#states.set(item, IN_FLIGHT_DIRTY);
     }
@@ -123,6 +144,62 @@ export class WorkQueue<T> {
   }
 
   /**
+   * Answers a promise of the next item, marked in flight as `get` marks it (docs/spec.md §14): the oldest queued
+   * item at once; otherwise the first item queued from now on, served to waiting takes in the order they were
+   * called; or `undefined` once the queue is shut down and nothing is queued.
+   *
+   * The caller must `done` the item it resolves with, exactly once, even if its signal aborted in the meantime: an
+   * item is marked in flight only for a take that resolves with it. A take that rejects took nothing.
+   *
+   * @throws TypeError when `options` is not an object or its `signal` is not an `AbortSignal`.
+   */
+  take(options?: WaitOptions): Promise<T | undefined> {
+    const signal = signalOf(options);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const item = this.get();
+    if (item !== undefined || this.#shuttingDown) return Promise.resolve(item);
+    return this.#takers.wait(signal);
+  }
+
+  /**
+   * Takes items one by one with `take` until it answers `undefined` (docs/spec.md §14.7):
+   * `for await (const item of queue)` ends once the queue is shut down and nothing is queued. The loop's body must
+   * `done` each item. Leaving the loop early takes nothing more.
+   */
+  async *[Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
+    for (let item = await this.take(); item !== undefined; item = await this.take()) yield item;
+  }
+
+  /**
+   * Stops accepting work (docs/spec.md §12): from now on `add`, and the requeue of `retry`, change nothing, while
+   * `get`, `take` and `done` go on, so what is queued or in flight can still be finished — a `done` still requeues
+   * an item marked dirty before the shutdown. Every waiting `take` resolves with `undefined`. A second call changes
+   * nothing. It does not wait for anything: {@link WorkQueue.shutDownWithDrain} does.
+   */
+  shutDown(): void {
+    this.#shuttingDown = true;
+    this.#takers.resolveAll(undefined);
+  }
+
+  /**
+   * Shuts the queue down and answers a promise that resolves once nothing is queued and nothing is in flight
+   * (docs/spec.md §13). Every caller's promise resolves; an abort of `options.signal` rejects only its own, with the
+   * signal's reason, and the queue stays shut down.
+   *
+   * The items in flight must be `done` by whoever holds them, or the drain never resolves.
+   *
+   * @throws TypeError when `options` is not an object or its `signal` is not an `AbortSignal`; the queue is then not
+   * shut down.
+   */
+  shutDownWithDrain(options?: WaitOptions): Promise<void> {
+    const signal = signalOf(options);
+    this.shutDown();
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.#queue.length === 0 && this.#inFlight === 0) return Promise.resolve();
+    return this.#drainers.wait(signal);
+  }
+
+  /**
    * Ends the processing of `item` (docs/spec.md §6): it is no longer in flight, and if an `add` marked it dirty
    * meanwhile, it is appended to the tail. A `done` of an item that is not in flight changes nothing: it neither
    * requeues nor duplicates it.
@@ -136,11 +213,27 @@ export class WorkQueue<T> {
       this.#states.set(item, ABSENT);
       this.#inFlight--;
       this.#sweep();
+      // The only call that can empty a shut-down queue: nothing else ends a flight without queueing.
+      if (this.#inFlight === 0 && this.#queue.length === 0) this.#drainers.resolveAll(undefined);
     } else if (state === IN_FLIGHT_DIRTY) {
-      // Reuses the map entry: IN_FLIGHT_DIRTY becomes QUEUED without a delete and a set.
+      this.#inFlight--;
+      this.#enqueue(item); // reuses the map entry: no delete and set
+    }
+  }
+
+  /**
+   * Queues `item`, or, when a `take` is waiting, hands it straight to the oldest one (docs/spec.md §14.3): the item
+   * is marked in flight now, in the caller's call, so a later abort of that take cannot un-take it, and a take
+   * withdrawn earlier is no longer in `#takers` to be chosen.
+   */
+  #enqueue(item: T): void {
+    if (this.#takers.length === 0) {
       this.#states.set(item, QUEUED);
       this.#queue.push(item);
-      this.#inFlight--;
+    } else {
+      this.#states.set(item, IN_FLIGHT);
+      this.#inFlight++;
+      this.#takers.resolveOldest(item);
     }
   }
 
@@ -161,9 +254,9 @@ export class WorkQueue<T> {
 
   /**
    * Records a failure of `item` and requeues it unless it has failed too often (docs/spec.md §7). The failure
-   * count goes up by one; when it reaches `maxRetries` the queue gives up and returns `false`, requeueing nothing.
-   * Otherwise the requeue goes through `add`, so an item in flight is only marked dirty and comes back after its
-   * `done`, and the call returns `true`.
+   * count goes up by one; when it reaches `maxRetries`, or while the queue is shutting down, the queue gives up and
+   * returns `false`, requeueing nothing. Otherwise the requeue goes through `add`, so an item in flight is only
+   * marked dirty and comes back after its `done`, and the call returns `true`.
    *
    * The caller still has to call `done`. `retry` does not reset the count; `forget` does.
    *
@@ -174,7 +267,7 @@ export class WorkQueue<T> {
     assertItem(item);
     const failures = (this.#failures.get(item) ?? 0) + 1;
     this.#failures.set(item, failures);
-    if (failures >= this.maxRetries) return false;
+    if (failures >= this.maxRetries || this.#shuttingDown) return false;
     this.add(item);
     return true;
   }

@@ -42,3 +42,40 @@ export function assertMaxRetries(maxRetries: unknown): asserts maxRetries is num
     throw new RangeError(expected("maxRetries", "a non-negative integer or Infinity", maxRetries));
   }
 }
+
+/**
+ * Throws a `TypeError` unless `options` is `undefined` or an object (docs/spec.md §13.4, §14.6, §15.5); `example`
+ * shows what a valid one looks like.
+ */
+export function assertOptions(options: unknown, example: string): asserts options is object | undefined {
+  if (options !== undefined && (typeof options !== "object" || options === null)) {
+    throw new TypeError(expected("options", `undefined or an object such as ${example}`, options));
+  }
+}
+
+/** Throws a `TypeError` unless `signal` is `undefined` or an `AbortSignal` (docs/spec.md §13.4, §14.6, §15.5). */
+export function assertSignal(signal: unknown): asserts signal is AbortSignal | undefined {
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new TypeError(expected("signal", "undefined or an AbortSignal", signal));
+  }
+}
+
+/** The `signal` of the options of `take` and `shutDownWithDrain`, after checking them (docs/spec.md §13.4, §14.6). */
+export function signalOf(options: unknown): AbortSignal | undefined {
+  assertOptions(options, "{ signal }");
+  const signal = (options as { signal?: unknown } | undefined)?.signal;
+  assertSignal(signal);
+  return signal;
+}
+
+/** Throws a `TypeError` unless `value` is a function (docs/spec.md §15.5); `what` says what is expected. */
+export function assertFunction(name: string, value: unknown, what = "a function"): void {
+  if (typeof value !== "function") throw new TypeError(expected(name, what, value));
+}
+
+/** Throws a `RangeError` unless `concurrency` is a positive integer (docs/spec.md §15.5). */
+export function assertConcurrency(concurrency: unknown): asserts concurrency is number {
+  if (!(Number.isInteger(concurrency) && (concurrency as number) > 0)) {
+    throw new RangeError(expected("concurrency", "a positive integer", concurrency));
+  }
+}

@@ -6,7 +6,8 @@ Standard library only. Run the gate against it:
     npx workqueue-conformance -- python3 examples/python/workqueue.py
 
 The queue follows docs/spec.md: `add` collapses repeated adds, an item in flight is only marked dirty and `done`
-requeues it, `retry` gives up when the failure count reaches `max_retries`, `forget` clears the count.
+requeues it, `retry` gives up when the failure count reaches `max_retries`, `forget` clears the count, and after
+`shut_down` no new work is accepted while the work already asked for can still be handed out.
 """
 
 from collections import deque
@@ -25,8 +26,11 @@ class WorkQueue:
         self._state = {}  # invariant: an item is QUEUED exactly when it is in _queue
         self._queue = deque()  # queued items, oldest first, no duplicates
         self._failures = {}  # only positive counts
+        self.shutting_down = False
 
     def add(self, item):
+        if self.shutting_down:  # §12.3: no new work
+            return
         state = self._state.get(item)
         if state is None:
             self._state[item] = QUEUED
@@ -52,13 +56,16 @@ class WorkQueue:
     def retry(self, item):
         failures = self._failures.get(item, 0) + 1
         self._failures[item] = failures
-        if failures >= self.max_retries:
+        if failures >= self.max_retries or self.shutting_down:  # §7.2, §12.4
             return False
         self.add(item)
         return True
 
     def forget(self, item):
         self._failures.pop(item, None)
+
+    def shut_down(self):
+        self.shutting_down = True
 
     def __len__(self):
         return len(self._queue)
@@ -68,7 +75,8 @@ class WorkQueue:
 ACK = '{"ok":true}'
 REQUEUED = {True: '{"ok":true,"requeued":true}', False: '{"ok":true,"requeued":false}'}
 NOTHING = '{"ok":true,"item":null}'
-HELLO = json.dumps({"ok": True, "name": "python-workqueue", "features": ["len"]})
+HELLO = json.dumps({"ok": True, "name": "python-workqueue", "features": ["len", "shutdown"]})
+SHUTTING_DOWN = {True: '{"ok":true,"value":true}', False: '{"ok":true,"value":false}'}
 
 
 def answer(request, queue):
@@ -89,6 +97,11 @@ def answer(request, queue):
         return (NOTHING if got is None else '{"ok":true,"item":' + json.dumps(got) + "}"), queue
     if queue is not None and op == "len":
         return '{"ok":true,"len":' + str(len(queue)) + "}", queue
+    if queue is not None and op == "shutdown":
+        queue.shut_down()
+        return ACK, queue
+    if queue is not None and op == "shuttingDown":
+        return SHUTTING_DOWN[queue.shutting_down], queue
     return json.dumps({"ok": False, "error": "unknown or malformed request: " + json.dumps(request)}), queue
 
 

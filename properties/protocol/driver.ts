@@ -20,16 +20,20 @@ export interface ConnectOptions {
 /** A request of protocol v1. */
 type Request = { readonly op: RequestOp } & Record<string, unknown>;
 
-/** The request for an operation. */
+/** The request for an operation: the spec's verb, except `shutDown`, whose request is `shutdown`. */
 function requestFor(operation: Operation): Request {
-  return operation.verb === "get" ? { op: "get" } : { op: operation.verb, item: operation.item };
+  if (operation.verb === "shutDown") return { op: "shutdown" };
+  return "item" in operation ? { op: operation.verb, item: operation.item } : { op: operation.verb };
 }
 
 /** A connected implementation: a driver, with the name and features it announced. Always `close` it. */
 export interface ProtocolDriver extends Driver {
   /** The name from the `hello` reply. */
   readonly name: string;
-  /** The features from the `hello` reply; `len` adds a `len` request after every call. */
+  /**
+   * The features from the `hello` reply: `len` adds a `len` request after every call; `shutdown` adds `shutdown`
+   * calls to the sequences, and a `shuttingDown` request after the first call of a run and after every `shutdown`.
+   */
   readonly features: readonly string[];
   /** Ends the child process and reaps it. */
   close(): Promise<void>;
@@ -57,17 +61,23 @@ function answerOf(request: Request, reply: unknown, session: Session): Answer {
   return { kind: "value", value: schema === "retry" ? fields.requeued : undefined };
 }
 
-/** The `len` view of a reply to a `len` request. */
-function lenOf(reply: unknown, session: Session): number {
-  const answer = answerOf({ op: "len" }, reply, session);
-  if (answer.kind === "error") {
-    throw new ProtocolBreach(
-      "malformed reply",
-      `announced "len" but answered ${JSON.stringify(reply)}`,
-      session.stderrTail,
-    );
+/** A view that a request reads, with the request. */
+interface ViewRequest {
+  readonly view: "size" | "shuttingDown";
+  readonly request: Request;
+}
+
+/**
+ * The value of a view from its reply: `len` gives the size, `shuttingDown` the flag.
+ *
+ * @throws ProtocolBreach when the reply is malformed or refuses: the implementation announced the feature.
+ */
+function viewOf(asked: ViewRequest, reply: unknown, session: Session): number | boolean {
+  if (answerOf(asked.request, reply, session).kind === "error") {
+    const message = `announced the request ${JSON.stringify(asked.request)} but answered ${JSON.stringify(reply)}`;
+    throw new ProtocolBreach("refused", message, session.stderrTail);
   }
-  return (reply as { len: number }).len;
+  return asked.view === "size" ? (reply as { len: number }).len : (reply as { value: boolean }).value;
 }
 
 /**
@@ -125,13 +135,26 @@ function protocolDriver(
   pipeline: boolean,
 ): ProtocolDriver {
   const withLen = features.includes("len");
-  /** The requests of one step: the call, and `len` after it when announced. */
-  const stepRequests = (operation: Operation): Request[] =>
-    withLen ? [requestFor(operation), { op: "len" }] : [requestFor(operation)];
-  /** The observation of one step from its replies. */
-  const observation = (operation: Operation, replies: readonly unknown[]): Observation => {
-    const views: Views = withLen ? { size: lenOf(replies[1], session) } : {};
-    return { answer: answerOf(requestFor(operation), replies[0], session), views };
+  const withShutdown = features.includes("shutdown");
+  /** The views read after a step: the size after every call, the flag after the first call and every shutdown. */
+  const viewsAfter = (operation: Operation, index: number): ViewRequest[] => [
+    ...(withLen ? [{ view: "size", request: { op: "len" } } as const] : []),
+    ...(withShutdown && (index === 0 || operation.verb === "shutDown")
+      ? [{ view: "shuttingDown", request: { op: "shuttingDown" } } as const]
+      : []),
+  ];
+  /** The requests of one step: the call, then its views. */
+  const stepRequests = (operation: Operation, index: number): Request[] => [
+    requestFor(operation),
+    ...viewsAfter(operation, index).map((asked) => asked.request),
+  ];
+  /** The observation of one step from its replies, in the order of its requests. */
+  const observation = (operation: Operation, index: number, replies: readonly unknown[]): Observation => {
+    const views: Record<string, number | boolean> = {};
+    for (const [i, asked] of viewsAfter(operation, index).entries()) {
+      views[asked.view] = viewOf(asked, replies[i + 1], session);
+    }
+    return { answer: answerOf(requestFor(operation), replies[0], session), views: views as Views };
   };
   return {
     name,
@@ -143,15 +166,19 @@ function protocolDriver(
       const opening = { op: "new", maxRetries } as const;
       if (!pipeline) {
         opened(opening, (await session.send([opening]))[0], session);
-        return async (operation) => observation(operation, await session.send(stepRequests(operation)));
+        return async (operation, index) =>
+          observation(operation, index, await session.send(stepRequests(operation, index)));
       }
-      const perStep = withLen ? 2 : 1;
-      const replies = await session.send([opening, ...plan.flatMap(stepRequests)]);
+      const requests = plan.map(stepRequests);
+      const replies = await session.send([opening, ...requests.flat()]);
       opened(opening, replies[0], session);
       // Every reply is checked now, so that a malformed one is a breach even after a wrong answer earlier on.
-      const observations = plan.map((operation, index) =>
-        observation(operation, replies.slice(1 + index * perStep, 1 + (index + 1) * perStep)),
-      );
+      let next = 1;
+      const observations = plan.map((operation, index) => {
+        const count = (requests[index] as Request[]).length;
+        next += count;
+        return observation(operation, index, replies.slice(next - count, next));
+      });
       return (_, index) => observations[index] as Observation;
     },
   };

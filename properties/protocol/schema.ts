@@ -35,11 +35,21 @@ const item = { type: "string" } as const;
 /** A JSON Schema (draft-07), as a plain object. */
 export type JsonSchema = Readonly<Record<string, unknown>>;
 
-/** The `op`s of protocol v1's requests. */
-export type RequestOp = "hello" | "new" | "add" | "get" | "done" | "retry" | "forget" | "len";
+/** The `op`s of protocol v1's requests; `len`, `shutdown` and `shuttingDown` belong to announced features. */
+export type RequestOp =
+  | "hello"
+  | "new"
+  | "add"
+  | "get"
+  | "done"
+  | "retry"
+  | "forget"
+  | "len"
+  | "shutdown"
+  | "shuttingDown";
 
 /** The kinds of reply of protocol v1. */
-export type ReplyKind = "hello" | "ack" | "get" | "retry" | "len" | "error";
+export type ReplyKind = "hello" | "ack" | "get" | "retry" | "len" | "value" | "error";
 
 /** The schema of every request the gate sends, by `op`. */
 export const requestSchemas: Readonly<Record<RequestOp, JsonSchema>> = {
@@ -51,6 +61,8 @@ export const requestSchemas: Readonly<Record<RequestOp, JsonSchema>> = {
   retry: request("retry", { item }),
   forget: request("forget", { item }),
   len: request("len"),
+  shutdown: request("shutdown"),
+  shuttingDown: request("shuttingDown"),
 };
 
 /** The schema of every kind of reply; `error` may answer any request. */
@@ -60,6 +72,7 @@ export const replySchemas: Readonly<Record<ReplyKind, JsonSchema>> = {
   get: reply("get reply", { item: { type: ["string", "null"] } }),
   retry: reply("retry reply", { requeued: { type: "boolean" } }),
   len: reply("len reply", { len: { type: "integer", minimum: 0 } }),
+  value: reply("shuttingDown reply", { value: { type: "boolean" } }),
   error: {
     $schema: dialect,
     title: "error reply: the request was not carried out",
@@ -79,6 +92,8 @@ export const replyTo: Readonly<Record<RequestOp, Exclude<ReplyKind, "error">>> =
   retry: "retry",
   forget: "ack",
   len: "len",
+  shutdown: "ack",
+  shuttingDown: "value",
 };
 
 const ajv = new Ajv({ allErrors: true, strict: true });

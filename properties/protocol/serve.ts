@@ -8,35 +8,46 @@ import type { Readable, Writable } from "node:stream";
 import { readView, type Subject, type SubjectFactory } from "../subject.js";
 import { validateRequest } from "./schema.js";
 
-/** Answers one request; `queue` is the current queue, made by the last `new`. */
+/** What is served: the factory, the name and features announced, and the current queue (made by the last `new`). */
+interface Served {
+  readonly factory: SubjectFactory<string>;
+  readonly name: string;
+  readonly features: readonly string[];
+  queue?: Subject<string> | undefined;
+}
+
+/** Answers one request. */
 async function answer(
   request: { op?: unknown; item?: unknown; maxRetries?: unknown },
-  state: { queue?: Subject<string> | undefined },
-  factory: SubjectFactory<string>,
-  name: string,
+  served: Served,
 ): Promise<object> {
   const op = String(request.op);
-  if (!Object.hasOwn(validateRequest, op) || !validateRequest[op as keyof typeof validateRequest](request)) {
+  const feature = op === "len" ? "len" : op === "shutdown" || op === "shuttingDown" ? "shutdown" : undefined;
+  const known = Object.hasOwn(validateRequest, op) && (feature === undefined || served.features.includes(feature));
+  if (!known || !validateRequest[op as keyof typeof validateRequest](request)) {
     return { ok: false, error: `unknown or malformed request: ${JSON.stringify(request)}` };
   }
-  if (op === "hello") return { ok: true, name, features: ["len"] };
+  if (op === "hello") return { ok: true, name: served.name, features: served.features };
   if (op === "new") {
-    state.queue = await factory({ maxRetries: request.maxRetries as number });
+    served.queue = await served.factory({ maxRetries: request.maxRetries as number });
     return { ok: true };
   }
-  const queue = state.queue;
+  const queue = served.queue;
   if (queue === undefined) return { ok: false, error: `no queue yet: send {"op":"new",…} first` };
   const item = request.item as string;
   if (op === "get") return { ok: true, item: (await queue.get()) ?? null };
   if (op === "retry") return { ok: true, requeued: await queue.retry(item) };
   if (op === "len") return { ok: true, len: await readView(queue, "size") };
-  await queue[op as "add" | "done" | "forget"](item);
+  if (op === "shuttingDown") return { ok: true, value: (await readView(queue, "shuttingDown")) === true };
+  if (op === "shutdown") await queue.shutDown?.();
+  else await queue[op as "add" | "done" | "forget"](item);
   return { ok: true };
 }
 
 /**
  * Serves the queues `factory` makes over protocol v1 until `input` ends. A call that throws is answered with
- * `{"ok":false,"error":…}`; the `features` announced are `["len"]`.
+ * `{"ok":false,"error":…}`. The features announced are `len`, and `shutdown` when a queue made at the start offers
+ * `shutDown` and `shuttingDown`.
  */
 export async function serve(
   factory: SubjectFactory<string>,
@@ -44,11 +55,13 @@ export async function serve(
   output: Writable,
   name = "javascript",
 ): Promise<void> {
-  const state: { queue?: Subject<string> | undefined } = {};
+  const probe = await factory({ maxRetries: 0 });
+  const shuts = typeof probe.shutDown === "function" && probe.shuttingDown !== undefined;
+  const served: Served = { factory, name, features: shuts ? ["len", "shutdown"] : ["len"] };
   for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
     let reply: object;
     try {
-      reply = await answer(JSON.parse(line), state, factory, name);
+      reply = await answer(JSON.parse(line), served);
     } catch (error) {
       reply = { ok: false, error: (error as Error).message };
     }

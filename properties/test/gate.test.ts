@@ -50,6 +50,18 @@ test.each(cases)(
   },
 );
 
+test("a queue whose shutDown only sets a flag is rejected when checked with shutDown", async () => {
+  const report = await checkConformance(wrong.shutDownOnlySetsAFlag, { shutDown: true, seed, runs: runs(400) });
+  expect(report.counterexample?.invariant.name).toBe(named("while shutting down"));
+  expect(report.counterexample?.steps.length).toBeLessThanOrEqual(3);
+});
+
+test("checking with shutDown a queue that does not offer it is a TypeError, not a finding", async () => {
+  await expect(checkConformance(wrong.naive, { shutDown: true, runs: 1 })).rejects.toThrow(
+    new TypeError("Expected the factory's queues to offer `shutDown()`, as `options.shutDown` is true"),
+  );
+});
+
 test("the contract profile does not flag client-go's Done of a queued item, which only misuse reaches", async () => {
   const report = await checkConformance(wrong.doneDuplicatesQueued, { profile: "contract", seed, runs: runs(200) });
   expect(report.verdict).toBe("conforms");

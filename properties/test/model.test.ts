@@ -11,8 +11,8 @@ import { planOf } from "../plan.js";
 import { perform } from "../subject.js";
 import { params } from "./settings.js";
 
-/** A model reached by a random sequence of calls (robust profile), and that sequence. */
-const reached = scenario({ profile: "robust", shape: "few", items: referenceItems }).map((input) => ({
+/** A model reached by a random sequence of calls (robust profile, shutdown included), and that sequence. */
+const reached = scenario({ profile: "robust", shape: "few", items: referenceItems, shutDown: true }).map((input) => ({
   maxRetries: input.maxRetries,
   plan: planOf(input),
 }));
@@ -119,16 +119,44 @@ describe("the model", () => {
     );
   });
 
-  test("retry counts exactly one failure, then acts as add below maxRetries and changes nothing else at or above it", () => {
+  test("retry counts exactly one failure, then acts as add below maxRetries and changes nothing else at or above it or while shutting down", () => {
     fc.assert(
       fc.property(reached, item, (state, x) => {
         const model = replayed(state.maxRetries, state.plan);
         const count = model.failures(x) + 1;
         const requeued = model.retry(x);
         expect(model.failures(x)).toBe(count);
-        expect(requeued).toBe(count < state.maxRetries);
+        expect(requeued).toBe(count < state.maxRetries && !model.shuttingDown);
         const expected = snapshotAfter(state, (m) => (requeued ? m.add(x) : undefined));
         expect({ ...model.snapshot(), failures: [] }).toEqual({ ...expected, failures: [] });
+      }),
+      params(),
+    );
+  });
+
+  test("shutDown is idempotent and changes nothing but the shutting-down flag", () => {
+    fc.assert(
+      fc.property(reached, (state) => {
+        const once = snapshotAfter(state, (m) => m.shutDown());
+        expect(snapshotAfter(state, (m) => [m.shutDown(), m.shutDown()])).toEqual(once);
+        expect(once).toEqual({ ...replayed(state.maxRetries, state.plan).snapshot(), shuttingDown: true });
+      }),
+      params(),
+    );
+  });
+
+  test("while shutting down, add changes nothing, and retry counts one failure, answers false and changes nothing else", () => {
+    fc.assert(
+      fc.property(reached, item, (state, x) => {
+        const model = replayed(state.maxRetries, state.plan);
+        model.shutDown();
+        const before = model.snapshot();
+        model.add(x);
+        expect(model.snapshot()).toEqual(before);
+        const count = model.failures(x);
+        expect(model.retry(x)).toBe(false);
+        expect(model.failures(x)).toBe(count + 1);
+        expect({ ...model.snapshot(), failures: [] }).toEqual({ ...before, failures: [] });
       }),
       params(),
     );

@@ -92,6 +92,14 @@ describe("a wrong implementation over the protocol", () => {
     expect(code).toBe(1);
   });
 
+  test("a queue that announces shutdown is sent shutdown and shuttingDown, and rejected when it ignores shutdown", async () => {
+    const { code, out } = await gate("--runs", "300", "--", ...serve("shutDownOnlySetsAFlag"));
+    expect(out).toContain("features len, shutdown");
+    expect(out).toContain("does not conform: while shutting down, add and retry request nothing");
+    expect(out).toContain("shutDown()");
+    expect(code).toBe(1);
+  });
+
   test("--json prints the outcome as JSON, with the counterexample's steps", async () => {
     const { code, out } = await gate("--json", "--profile", "contract", "--runs", "300", "--", ...serve("lifo"));
     const outcome = JSON.parse(out);

@@ -13,7 +13,7 @@ import { expectConforms, replay, runs, seed } from "./settings.js";
 const reference = (options: { maxRetries: number }) => new WorkQueue<unknown>(options);
 
 for (const profile of ["contract", "robust"] satisfies Profile[]) {
-  const options = { profile, seed, items: referenceItems, compareMessages: true };
+  const options = { profile, seed, items: referenceItems, compareMessages: true, shutDown: true };
 
   test(`${profile} profile: the reference queue answers as the model does after every call, with few items`, async (ctx) => {
     const report = await checkConformance(reference, { ...options, replay, shape: "few", runs: runs(600) });
@@ -28,6 +28,24 @@ for (const profile of ["contract", "robust"] satisfies Profile[]) {
   test(`${profile} profile: the sequences exercise every reachable transition`, async () => {
     const coverage = new Coverage();
     await checkConformance(reference, { ...options, runs: 1000, coverage });
-    expect(coverage.missed(profile)).toEqual([]);
+    expect(coverage.missed(profile, { shutDown: true })).toEqual([]);
   });
 }
+
+test("asking to check shutDown on a queue that does not offer it throws instead of passing", async () => {
+  const withoutShutDown = (options: { maxRetries: number }) => {
+    const queue = new WorkQueue<unknown>(options);
+    return {
+      add: (item: unknown) => queue.add(item),
+      get: () => queue.get(),
+      done: (item: unknown) => queue.done(item),
+      retry: (item: unknown) => queue.retry(item),
+      forget: (item: unknown) => queue.forget(item),
+      size: () => queue.size,
+    };
+  };
+  await expect(checkConformance(withoutShutDown, { runs: 5, shutDown: true })).rejects.toThrow(
+    new TypeError("Expected the factory's queues to offer `shutDown()`, as `options.shutDown` is true"),
+  );
+  expect((await checkConformance(withoutShutDown, { runs: 5 })).verdict).toBe("conforms");
+});

@@ -3,9 +3,11 @@
  * `WORKQUEUE_REPLAY` replays one counterexample, and `WORKQUEUE_RUNS_SCALE` scales every run count (mutation
  * testing runs with a fixed seed and a quarter of the runs, see .config/vitest.stryker.config.ts).
  */
-import type * as fc from "fast-check";
+import * as fc from "fast-check";
 import { assert } from "vitest";
 import type { ConformanceReport } from "../conformance.js";
+import { LifecycleViolation } from "../lifecycle/run.js";
+import { plural } from "../operation.js";
 import { formatReport } from "../report.js";
 
 const env = process.env;
@@ -30,4 +32,34 @@ export function params(count = 200): fc.Parameters<unknown> {
 export function expectConforms(report: ConformanceReport, title: string): void {
   const text = formatReport(report, (token) => `WORKQUEUE_REPLAY=${token} npm test -- -t "${title}"`);
   if (report.verdict !== "conforms") assert.fail(text);
+}
+
+/**
+ * fast-check parameters for a scheduled property: those of {@link params}, or, with `WORKQUEUE_REPLAY=seed,path`,
+ * exactly the one counterexample it names.
+ */
+export function scheduledParams(count: number): fc.Parameters<unknown> {
+  if (replay === undefined) return params(count);
+  const [replaySeed = "", path = ""] = replay.split(",");
+  return { seed: Number(replaySeed), path, endOnFailure: true };
+}
+
+/**
+ * Fails with the broken invariant, the interleaving that led there, the scenario, the seed and the command that
+ * replays it, unless the scheduled property held.
+ */
+export function expectHolds(details: fc.RunDetails<unknown>, title: string): void {
+  if (!details.failed) return;
+  const error = details.errorInstance;
+  const [scheduler, scenario] = (details.counterexample ?? []) as [fc.Scheduler?, unknown?];
+  assert.fail(
+    [
+      error instanceof LifecycleViolation ? error.message : String((error as Error | undefined)?.stack ?? error),
+      `  scenario: ${fc.stringify(scenario)}`,
+      "  the scheduler's report (tasks in the order it released them):",
+      ...(scheduler?.report() ?? []).map((task) => `    [task ${task.taskId}] ${task.label} ${task.status}`),
+      `  found after ${plural(details.numRuns, "run")}, shrunk ${plural(details.numShrinks, "time")} (seed ${details.seed})`,
+      `  replay: WORKQUEUE_REPLAY=${details.seed},${details.counterexamplePath} npm test -- -t "${title}"`,
+    ].join("\n"),
+  );
 }

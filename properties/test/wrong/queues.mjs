@@ -329,3 +329,13 @@ export const dirtyMarkNeverCleared = make(
     }
   },
 );
+
+/** shutDown only sets the flag: add still queues new work, and retry still requeues. */
+export const shutDownOnlySetsAFlag = make(
+  class extends Naive {
+    shuttingDown = false;
+    shutDown() {
+      this.shuttingDown = true;
+    }
+  },
+);

@@ -1,0 +1,136 @@
+/**
+ * The shell of one scheduled run: it logs what happens, in the order fast-check's scheduler lets it happen, records
+ * the first broken invariant, listens for unhandled rejections, remembers the signals handed out, and at the end
+ * checks what every run must leave behind and throws a readable violation.
+ */
+import { getEventListeners } from "node:events";
+import type * as fc from "fast-check";
+import { showValue } from "../operation.js";
+import { type LifecycleInvariant, lifecycle } from "./invariants.js";
+
+/** One turn of the event loop: every pending microtask runs, and Node reports unhandled rejections. Not a timer. */
+export function flush(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** A promise's settlement, readable synchronously once it happened. */
+export interface Tracked<V> {
+  /** Where the promise stands. */
+  state: "pending" | "resolved" | "rejected";
+  /** What it resolved with. */
+  value?: V;
+  /** What it rejected with. */
+  reason?: unknown;
+}
+
+/** Follows `promise` (which handles its rejection) and calls `onSettle` once it settled. */
+export function track<V>(promise: Promise<V>, onSettle: (tracked: Tracked<V>) => void = () => {}): Tracked<V> {
+  const tracked: Tracked<V> = { state: "pending" };
+  promise.then(
+    (value) => onSettle(Object.assign(tracked, { state: "resolved", value })),
+    (reason: unknown) => onSettle(Object.assign(tracked, { state: "rejected", reason })),
+  );
+  return tracked;
+}
+
+/** Renders a value for a log line: strings quoted, errors by their message. */
+export function show(value: unknown): string {
+  return value instanceof Error ? `${value.name}: ${value.message}` : showValue(value);
+}
+
+/** A broken invariant, with everything needed to read it: what, where, and the interleaving that led there. */
+export class LifecycleViolation extends Error {
+  constructor(
+    readonly invariant: LifecycleInvariant,
+    readonly detail: string,
+    readonly log: readonly string[],
+  ) {
+    super(
+      [
+        `${invariant.name} (docs/spec.md ${invariant.rule})`,
+        `  ✗ ${detail}`,
+        "  interleaving (▸ a task released by the scheduler, in its order; indented, what followed from it):",
+        ...log.map((line, i) => `    ${String(i + 1).padStart(3)} ${line}`),
+      ].join("\n"),
+    );
+    this.name = "LifecycleViolation";
+  }
+}
+
+/** One run: the scheduler, the log, and the first violation. */
+export class Run {
+  /** What happened, in order. */
+  readonly log: string[] = [];
+  /** The check run before every scheduled task; the suite sets it. */
+  check: () => void = () => {};
+  #violation: { invariant: LifecycleInvariant; detail: string } | undefined;
+  readonly #unhandled: unknown[] = [];
+  readonly #signals: [string, AbortSignal][] = [];
+  readonly #onUnhandled = (reason: unknown) => {
+    this.#unhandled.push(reason);
+  };
+
+  constructor(readonly scheduler: fc.Scheduler) {
+    process.on("unhandledRejection", this.#onUnhandled);
+  }
+
+  /** Records that `invariant` broke; only the first violation counts. */
+  fail(invariant: LifecycleInvariant, detail: string): void {
+    if (this.#violation !== undefined) return;
+    this.#violation = { invariant, detail };
+    this.note(`  ✗ ${detail}`);
+  }
+
+  /** Logs an event. */
+  note(line: string): void {
+    this.log.push(line);
+  }
+
+  /** A fresh controller, whose signal is checked for leftover listeners at the end. */
+  controller(name: string): AbortController {
+    const controller = new AbortController();
+    this.#signals.push([name, controller.signal]);
+    return controller;
+  }
+
+  /** Lets the scheduler decide when `action` runs: a task labelled `label`, preceded by the step check. */
+  at<V>(label: string, action: () => V): Promise<V> {
+    return this.scheduler.schedule(Promise.resolve(), label).then(() => this.#step(label, action));
+  }
+
+  /** Like {@link Run.at} for actions that must run one after the other, as a producer's adds do. */
+  sequence(steps: readonly (readonly [label: string, action: () => void])[]): void {
+    const builders = steps.map(([label, action]) => ({ label, builder: async () => this.#step(label, action) }));
+    this.scheduler.scheduleSequence(builders);
+  }
+
+  #step<V>(label: string, action: () => V): V {
+    this.note(`▸ ${label}`);
+    this.check();
+    return action();
+  }
+
+  /**
+   * Ends the run: lets Node report unhandled rejections, checks that no signal kept a listener and no task is left,
+   * stops listening, and throws the first violation, if any.
+   */
+  async finish(): Promise<void> {
+    await flush();
+    this.close();
+    for (const reason of this.#unhandled) this.fail(lifecycle.unhandled, `unhandled rejection: ${show(reason)}`);
+    for (const [name, signal] of this.#signals) {
+      const left = getEventListeners(signal, "abort").length;
+      if (left > 0) this.fail(lifecycle.pending, `${left} abort listener(s) left on ${name}`);
+    }
+    for (const task of this.scheduler.report().filter((t) => t.status === "pending")) {
+      this.fail(lifecycle.pending, `the task ${task.label} was never released`);
+    }
+    const violation = this.#violation;
+    if (violation !== undefined) throw new LifecycleViolation(violation.invariant, violation.detail, this.log);
+  }
+
+  /** Stops listening for unhandled rejections. */
+  close(): void {
+    process.off("unhandledRejection", this.#onUnhandled);
+  }
+}
