@@ -22,7 +22,7 @@ export interface Views {
 export interface StepFacts {
   /** The call. */
   readonly operation: Operation;
-  /** The state of the call's item before the call; `undefined` for `get` and for a value that is not an item. */
+  /** The state of the item before a `done`, the only call whose checks need it; `undefined` for other calls. */
   readonly before: ItemState | undefined;
   /** The model after the call. */
   readonly model: WorkQueueModel<unknown>;

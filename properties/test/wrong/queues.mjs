@@ -45,11 +45,15 @@ class Naive {
       this.queue.push(item);
     }
   }
-  retry(item) {
+  /** Counts a failure of `item` and answers the new count. */
+  fail(item) {
     this.check(item);
     const count = (this.counts.get(item) ?? 0) + 1;
     this.counts.set(item, count);
-    if (count >= this.maxRetries) return false;
+    return count;
+  }
+  retry(item) {
+    if (this.fail(item) >= this.maxRetries) return false;
     this.add(item);
     return true;
   }
@@ -72,10 +76,7 @@ export const naive = make(Naive);
 export const retryPushesToFifo = make(
   class extends Naive {
     retry(item) {
-      this.check(item);
-      const count = (this.counts.get(item) ?? 0) + 1;
-      this.counts.set(item, count);
-      if (count >= this.maxRetries) return false;
+      if (this.fail(item) >= this.maxRetries) return false;
       if (this.states.get(item) !== QUEUED) {
         this.states.set(item, QUEUED);
         this.queue.push(item);
@@ -99,10 +100,7 @@ export const lostDirtyMark = make(
 export const offByOneGiveUp = make(
   class extends Naive {
     retry(item) {
-      this.check(item);
-      const count = (this.counts.get(item) ?? 0) + 1;
-      this.counts.set(item, count);
-      if (count > this.maxRetries) return false;
+      if (this.fail(item) > this.maxRetries) return false;
       this.add(item);
       return true;
     }
