@@ -9,9 +9,9 @@ import type { Coverage } from "./coverage.js";
 import { type Driver, inProcess } from "./driver.js";
 import { type Invariant, invariants } from "./invariants.js";
 import { planOf } from "./plan.js";
-import { isThenable, type SubjectFactory } from "./subject.js";
-import { type SurveyResult, survey } from "./survey.js";
-import { type Step, type Violation, verify } from "./verify.js";
+import type { SubjectFactory } from "./subject.js";
+import { type SurveyResult, survey, verifyStarted } from "./survey.js";
+import type { Step, Violation } from "./verify.js";
 
 /** Options of {@link checkConformance}. */
 export interface ConformanceOptions {
@@ -155,9 +155,7 @@ export async function checkDriver(driver: Driver, options: ConformanceOptions = 
     const plan = planOf(input);
     let violation: Violation | undefined;
     try {
-      const started = driver.start(input.maxRetries, plan);
-      const observe = isThenable(started) ? await started : started;
-      violation = await verify(plan, input.maxRetries, observe, verifyOptions);
+      violation = await verifyStarted(driver.start(input.maxRetries, plan), input, plan, verifyOptions);
     } catch (error) {
       broken = { error };
       throw error;

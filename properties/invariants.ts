@@ -65,6 +65,13 @@ function itemOf(operation: Operation): string {
   return "item" in operation ? showValue(operation.item) : "";
 }
 
+/** The views, compared in this order, that the implementation shows and that differ from the model's. */
+export function wrongViews(expected: Views, actual: Views): ("size" | "inFlight" | "shuttingDown")[] {
+  return (["size", "inFlight", "shuttingDown"] as const).filter(
+    (view) => actual[view] !== undefined && actual[view] !== expected[view],
+  );
+}
+
 /** The checks, in the order they are tried. */
 export const invariants: readonly Invariant[] = [
   {
@@ -153,13 +160,9 @@ export const invariants: readonly Invariant[] = [
       if (!sameAnswer(f.expected, f.actual, f.compareMessages)) {
         return `${showOperation(f.operation)} answered ${answerText(f.actual)}, expected ${answerText(f.expected)}`;
       }
-      for (const view of ["size", "inFlight", "shuttingDown"] as const) {
-        const actual = f.actualViews[view];
-        if (actual !== undefined && actual !== f.expectedViews[view]) {
-          return `after ${showOperation(f.operation)}: expected ${view} ${f.expectedViews[view]}, got ${actual}`;
-        }
-      }
-      return undefined;
+      const [view] = wrongViews(f.expectedViews, f.actualViews);
+      if (view === undefined) return undefined;
+      return `after ${showOperation(f.operation)}: expected ${view} ${f.expectedViews[view]}, got ${f.actualViews[view]}`;
     },
   },
 ];

@@ -4,7 +4,7 @@
  */
 import type { ConformanceReport, Counterexample } from "./conformance.js";
 import type { Views } from "./invariants.js";
-import { answerText } from "./invariants.js";
+import { answerText, wrongViews } from "./invariants.js";
 import { plural, sameAnswer, showAnswer, showOperation, showValue } from "./operation.js";
 import type { Step } from "./verify.js";
 
@@ -21,10 +21,8 @@ function showViews(views: Views): string {
 function showExpected(step: Step): string {
   const parts: string[] = [];
   if (!sameAnswer(step.expected, step.actual, true)) parts.push(answerText(step.expected));
-  for (const view of ["size", "inFlight", "shuttingDown"] as const) {
-    const actual = step.actualViews[view];
-    if (actual !== undefined && actual !== step.expectedViews[view]) parts.push(`${view} ${step.expectedViews[view]}`);
-  }
+  for (const view of wrongViews(step.expectedViews, step.actualViews))
+    parts.push(`${view} ${step.expectedViews[view]}`);
   return parts.length === 0 ? "" : `   expected ${parts.join(", ")}`;
 }
 

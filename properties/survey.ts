@@ -18,9 +18,20 @@ export interface SurveyResult {
   readonly violation?: Violation | undefined;
 }
 
+/** Verifies a run started on a driver, once it is ready. */
+export async function verifyStarted(
+  started: MaybePromise<Observe>,
+  input: Scenario,
+  plan: Plan,
+  options: VerifyOptions,
+): Promise<Violation | undefined> {
+  const observe = isThenable(started) ? await started : started;
+  return verify(plan, input.maxRetries, observe, options);
+}
+
 /**
  * Runs `inputs` in order on `driver` and verifies each, stopping at the first violation. Up to `driver.lookahead`
- * runs are started before the run being verified is checked; `onRun` is told of each verified run.
+ * runs are planned and started before the run being verified is checked; `onRun` is told of each verified run.
  */
 export async function survey(
   inputs: readonly Scenario[],
@@ -28,22 +39,23 @@ export async function survey(
   options: VerifyOptions,
   onRun: (plan: Plan) => void,
 ): Promise<SurveyResult> {
-  const plans = inputs.map(planOf);
+  const plans: Plan[] = [];
   const started: MaybePromise<Observe>[] = [];
   const startUpTo = (last: number) => {
     for (let k = started.length; k <= last && k < inputs.length; k++) {
-      const run = driver.start((inputs[k] as Scenario).maxRetries, plans[k] as Plan);
+      const input = inputs[k] as Scenario;
+      const plan = planOf(input);
+      const run = driver.start(input.maxRetries, plan);
       // A run started ahead may fail after the survey stopped; its error is the survey's only if it is awaited.
       if (isThenable(run)) Promise.resolve(run).catch(() => {});
+      plans.push(plan);
       started.push(run);
     }
   };
   for (const [k, input] of inputs.entries()) {
     startUpTo(k + (driver.lookahead ?? 0));
-    const run = started[k] as MaybePromise<Observe>;
-    const observe = isThenable(run) ? await run : run;
     const plan = plans[k] as Plan;
-    const violation = await verify(plan, input.maxRetries, observe, options);
+    const violation = await verifyStarted(started[k] as MaybePromise<Observe>, input, plan, options);
     onRun(plan);
     if (violation !== undefined) return { failing: k, violation };
   }

@@ -136,25 +136,25 @@ function protocolDriver(
 ): ProtocolDriver {
   const withLen = features.includes("len");
   const withShutdown = features.includes("shutdown");
-  /** The views read after a step: the size after every call, the flag after the first call and every shutdown. */
-  const viewsAfter = (operation: Operation, index: number): ViewRequest[] => [
-    ...(withLen ? [{ view: "size", request: { op: "len" } } as const] : []),
-    ...(withShutdown && (index === 0 || operation.verb === "shutDown")
-      ? [{ view: "shuttingDown", request: { op: "shuttingDown" } } as const]
-      : []),
-  ];
-  /** The requests of one step: the call, then its views. */
-  const stepRequests = (operation: Operation, index: number): Request[] => [
-    requestFor(operation),
-    ...viewsAfter(operation, index).map((asked) => asked.request),
-  ];
+  /**
+   * The requests of one step, built once: the call, then the views read after it — the size after every call, the
+   * flag after the first call and after every shutdown.
+   */
+  const stepOf = (operation: Operation, index: number): { call: Request; views: ViewRequest[]; all: Request[] } => {
+    const views: ViewRequest[] = [
+      ...(withLen ? [{ view: "size", request: { op: "len" } } as const] : []),
+      ...(withShutdown && (index === 0 || operation.verb === "shutDown")
+        ? [{ view: "shuttingDown", request: { op: "shuttingDown" } } as const]
+        : []),
+    ];
+    const call = requestFor(operation);
+    return { call, views, all: [call, ...views.map((asked) => asked.request)] };
+  };
   /** The observation of one step from its replies, in the order of its requests. */
-  const observation = (operation: Operation, index: number, replies: readonly unknown[]): Observation => {
+  const observation = (step: ReturnType<typeof stepOf>, replies: readonly unknown[]): Observation => {
     const views: Record<string, number | boolean> = {};
-    for (const [i, asked] of viewsAfter(operation, index).entries()) {
-      views[asked.view] = viewOf(asked, replies[i + 1], session);
-    }
-    return { answer: answerOf(requestFor(operation), replies[0], session), views: views as Views };
+    for (const [i, asked] of step.views.entries()) views[asked.view] = viewOf(asked, replies[i + 1], session);
+    return { answer: answerOf(step.call, replies[0], session), views: views as Views };
   };
   return {
     name,
@@ -166,18 +166,19 @@ function protocolDriver(
       const opening = { op: "new", maxRetries } as const;
       if (!pipeline) {
         opened(opening, (await session.send([opening]))[0], session);
-        return async (operation, index) =>
-          observation(operation, index, await session.send(stepRequests(operation, index)));
+        return async (operation, index) => {
+          const step = stepOf(operation, index);
+          return observation(step, await session.send(step.all));
+        };
       }
-      const requests = plan.map(stepRequests);
-      const replies = await session.send([opening, ...requests.flat()]);
+      const steps = plan.map(stepOf);
+      const replies = await session.send([opening, ...steps.flatMap((step) => step.all)]);
       opened(opening, replies[0], session);
       // Every reply is checked now, so that a malformed one is a breach even after a wrong answer earlier on.
       let next = 1;
-      const observations = plan.map((operation, index) => {
-        const count = (requests[index] as Request[]).length;
-        next += count;
-        return observation(operation, index, replies.slice(next - count, next));
+      const observations = steps.map((step) => {
+        next += step.all.length;
+        return observation(step, replies.slice(next - step.all.length, next));
       });
       return (_, index) => observations[index] as Observation;
     },
