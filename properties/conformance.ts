@@ -8,6 +8,7 @@ import type { Plan, Profile } from "./commands.js";
 import type { Coverage } from "./coverage.js";
 import { type Driver, inProcess } from "./driver.js";
 import { type Invariant, invariants } from "./invariants.js";
+import { minimize } from "./minimize.js";
 import { planOf } from "./plan.js";
 import type { SubjectFactory } from "./subject.js";
 import { type SurveyResult, survey, verifyStarted } from "./survey.js";
@@ -122,9 +123,10 @@ function runsOf(options: ConformanceOptions, replayPath: string | undefined): fc
  * Checks a driver's implementation: the engine under {@link checkConformance}, also for implementations outside
  * this process (see `properties/protocol/`).
  *
- * It works in two phases. The survey draws all `runs` sequences from the seed and runs them in order, with runs
+ * It works in phases. The survey draws all `runs` sequences from the seed and runs them in order, with runs
  * started ahead when the driver allows (over a pipe, the implementation computes while the gate verifies). If a
- * run fails, fast-check runs that same sequence again, by its path, and shrinks it. A replay skips the survey.
+ * run fails, fast-check runs that same sequence again, by its path, and shrinks it; then calls are removed from
+ * the shrunk plan while it still fails (see `minimize.ts`). A replay skips the survey.
  *
  * An error thrown by the driver itself, rather than an answer of the implementation, stops the check at once and
  * is rethrown, unshrunk.
@@ -155,7 +157,7 @@ export async function checkDriver(driver: Driver, options: ConformanceOptions = 
     const plan = planOf(input);
     let violation: Violation | undefined;
     try {
-      violation = await verifyStarted(driver.start(input.maxRetries, plan), input, plan, verifyOptions);
+      violation = await verifyStarted(driver.start(input.maxRetries, plan), input.maxRetries, plan, verifyOptions);
     } catch (error) {
       broken = { error };
       throw error;
@@ -175,8 +177,14 @@ export async function checkDriver(driver: Driver, options: ConformanceOptions = 
   if (!(details.errorInstance instanceof ViolationError)) throw details.errorInstance;
   const [input] = details.counterexample ?? [];
   const token = [seed, details.counterexamplePath, input === undefined ? "" : replayPathOf(input)].join(",");
-  const counterexample = { ...details.errorInstance.counterexample, shrinks: details.numShrinks, replay: token };
-  return { ...failed, commands, counterexample };
+  // fast-check's shrinking ends where removing a command changes what the others do; removing calls from the
+  // concrete plan goes further. A replay takes the same deterministic steps, so it prints the same counterexample.
+  const minimized = await minimize(details.errorInstance.counterexample, driver, profile, {
+    compareMessages: verifyOptions.compareMessages,
+  });
+  const shrinks = details.numShrinks + minimized.removals;
+  const counterexample = { ...minimized.violation, shrinks, replay: token };
+  return { ...failed, commands: commands + minimized.commands, counterexample };
 }
 
 /**

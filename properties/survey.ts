@@ -21,12 +21,12 @@ export interface SurveyResult {
 /** Verifies a run started on a driver, once it is ready. */
 export async function verifyStarted(
   started: MaybePromise<Observe>,
-  input: Scenario,
+  maxRetries: number,
   plan: Plan,
   options: VerifyOptions,
 ): Promise<Violation | undefined> {
   const observe = isThenable(started) ? await started : started;
-  return verify(plan, input.maxRetries, observe, options);
+  return verify(plan, maxRetries, observe, options);
 }
 
 /**
@@ -55,7 +55,7 @@ export async function survey(
   for (const [k, input] of inputs.entries()) {
     startUpTo(k + (driver.lookahead ?? 0));
     const plan = plans[k] as Plan;
-    const violation = await verifyStarted(started[k] as MaybePromise<Observe>, input, plan, options);
+    const violation = await verifyStarted(started[k] as MaybePromise<Observe>, input.maxRetries, plan, options);
     onRun(plan);
     if (violation !== undefined) return { failing: k, violation };
   }

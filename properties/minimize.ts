@@ -1,0 +1,68 @@
+/**
+ * The last step of shrinking. fast-check shrinks the generated commands, and stops where removing any one of them
+ * changes what the others do (a `done` of "the 2nd item in flight" names another item once an earlier `get` is
+ * gone). The failing plan itself is made of concrete calls, so removing calls from it has no such knock-on effect:
+ * this removes chunks of calls, then single calls, as long as the plan still fails and the profile still allows it.
+ */
+import { WorkQueueModel } from "../model/index.js";
+import type { Plan, Profile } from "./commands.js";
+import type { Driver } from "./driver.js";
+import type { Operation } from "./operation.js";
+import { verifyStarted } from "./survey.js";
+import type { VerifyOptions, Violation } from "./verify.js";
+
+/** Whether `plan` is a sequence `profile` may make: in the contract profile, `done` and `retry` only of items held. */
+function allowed(plan: readonly Operation[], profile: Profile, maxRetries: number): boolean {
+  if (profile === "robust") return true;
+  const model = new WorkQueueModel<unknown>({ maxRetries });
+  return plan.every((operation) => {
+    const held = operation.verb === "done" || operation.verb === "retry";
+    if (held && !model.stateOf(operation.item).startsWith("in flight")) return false;
+    if (operation.verb === "get") model.get();
+    else if (operation.verb === "shutDown") model.shutDown();
+    else model[operation.verb](operation.item);
+    return true;
+  });
+}
+
+/**
+ * Removes calls from the plan of `violation` while the implementation still breaks an invariant on what is left:
+ * halves, quarters, … of the plan, then single calls until no single call can go. Resolves with the shortest
+ * violation found, how many removals it took and how many calls the attempts made. Each attempt is one run on a
+ * fresh queue; a removal is kept only if that run fails, so an implementation that answers differently from run to
+ * run at worst keeps the plan as it was.
+ */
+export async function minimize(
+  violation: Violation,
+  driver: Driver,
+  profile: Profile,
+  options: VerifyOptions,
+): Promise<{ violation: Violation; removals: number; commands: number }> {
+  const { maxRetries } = violation;
+  let best = violation;
+  let removals = 0;
+  let commands = 0;
+  /** One pass removing chunks of `size` calls; whether it removed any. */
+  const pass = async (size: number): Promise<boolean> => {
+    const before = removals;
+    for (let start = 0; start < best.steps.length; ) {
+      const plan: Plan = best.steps.map((step) => step.operation);
+      plan.splice(start, size);
+      if (plan.length === 0 || !allowed(plan, profile, maxRetries)) {
+        start += size;
+        continue;
+      }
+      commands += plan.length;
+      const shorter = await verifyStarted(driver.start(maxRetries, plan), maxRetries, plan, options);
+      if (shorter === undefined) start += size;
+      else {
+        best = shorter;
+        removals++;
+      }
+    }
+    return removals > before;
+  };
+  for (let size = best.steps.length >> 1; size > 1; size >>= 1) await pass(size);
+  while (await pass(1));
+  return { violation: best, removals, commands };
+}
