@@ -11,7 +11,7 @@ import type { ItemVerb, Operation } from "./operation.js";
 export type Band = "below" | "at" | "above";
 
 /** Classifies a failure count against `maxRetries`. */
-export function band(failures: number, maxRetries: number): Band {
+function band(failures: number, maxRetries: number): Band {
   if (failures < maxRetries) return "below";
   return failures === maxRetries ? "at" : "above";
 }

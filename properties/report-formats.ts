@@ -22,7 +22,7 @@ export interface GateOutcome {
 }
 
 /** The verdict of an outcome in words. */
-export function verdictOf(outcome: GateOutcome): string {
+function verdictOf(outcome: GateOutcome): string {
   return outcome.breach === undefined ? (outcome.report?.verdict ?? "not checked") : "broke the protocol";
 }
 
