@@ -3,21 +3,23 @@
  * named invariants after every step, and short, replayable counterexamples — in process, or over protocol v1
  * (docs/protocol.md) for an implementation in any language.
  *
+ * Needs `fast-check` (and, for the protocol, `ajv`) installed next to `workqueue-spec`: they are optional peer
+ * dependencies, so that users of the queue alone install nothing else.
+ *
  * @packageDocumentation
  */
-export { type ItemUniverse, referenceItems, type Shape, stringItems } from "./arbitraries.js";
-export type { Profile } from "./commands.js";
+export { type ItemUniverse, type Shape, stringItems } from "./engine/arbitraries.js";
+export { type BreachKind, ProtocolBreach, StartError } from "./engine/breach.js";
+export type { Profile } from "./engine/commands.js";
 export {
   type ConformanceOptions,
   type ConformanceReport,
   type Counterexample,
   checkConformance,
   checkDriver,
-} from "./conformance.js";
-export { type Band, Coverage, type ReachableOptions, reachable, type Transition } from "./coverage.js";
-export { type Driver, inProcess, type Observation, type Observe } from "./driver.js";
-export { type Invariant, invariants, type StepFacts, type Views } from "./invariants.js";
-export { loadFactory } from "./load.js";
+} from "./engine/conformance.js";
+export type { Driver, Observation, Observe } from "./engine/driver.js";
+export type { Invariant, Views } from "./engine/invariants.js";
 export type {
   Answer,
   ErrorAnswer,
@@ -27,21 +29,12 @@ export type {
   Operation,
   ShutDownOperation,
   ValueAnswer,
-} from "./operation.js";
+} from "./engine/operation.js";
+export type { MaybePromise, Subject, SubjectFactory } from "./engine/subject.js";
+export type { Step } from "./engine/verify.js";
 export { type ConnectOptions, connect, type ProtocolDriver } from "./protocol/driver.js";
-export {
-  type JsonSchema,
-  type ReplyKind,
-  type RequestOp,
-  replySchemas,
-  replyTo,
-  requestSchemas,
-} from "./protocol/schema.js";
+export { type JsonSchema, type ReplyKind, type RequestOp, replySchemas, requestSchemas } from "./protocol/schema.js";
 export { serve } from "./protocol/serve.js";
-export { type BreachKind, ProtocolBreach, StartError } from "./protocol/session.js";
-export { formatReport, formatSteps } from "./report.js";
-export { type GateOutcome, toJson, toJunit } from "./report-formats.js";
-export type { MaybePromise, Subject, SubjectFactory } from "./subject.js";
-export { runTrace, type TraceSubject, traceOf } from "./traces.js";
-export type { Step } from "./verify.js";
-export { conformanceTests, type TestFunction } from "./vitest.js";
+export { conformanceTests, type TestFunction } from "./report/conformance-tests.js";
+export { formatReport } from "./report/text.js";
+export { runTrace, type TraceSubject, traceOf } from "./report/traces.js";

@@ -3,11 +3,13 @@
  * implementation as a child process, shakes hands, and for each run sends `new` and the plan's calls — the whole
  * run in one write when pipelining, or one request at a time in lock step.
  */
-import type { Driver, Observation, Observe } from "../driver.js";
-import type { Views } from "../invariants.js";
-import type { Answer, Operation } from "../operation.js";
-import { describeErrors, type RequestOp, replyTo, validateReply } from "./schema.js";
-import { ProtocolBreach, Session } from "./session.js";
+
+import { ProtocolBreach } from "../engine/breach.js";
+import type { Driver, Observation, Observe } from "../engine/driver.js";
+import type { Views } from "../engine/invariants.js";
+import type { Answer, Operation } from "../engine/operation.js";
+import { describeErrors, type RequestOp, replyTo, validators } from "./schema.js";
+import { Session } from "./session.js";
 
 /** Options of {@link connect}. */
 export interface ConnectOptions {
@@ -46,11 +48,11 @@ export interface ProtocolDriver extends Driver {
  * @throws ProtocolBreach when the reply is malformed.
  */
 function answerOf(request: Request, reply: unknown, session: Session): Answer {
-  if ((reply as { ok?: unknown } | null)?.ok === false && validateReply.error(reply)) {
+  if ((reply as { ok?: unknown } | null)?.ok === false && validators().reply.error(reply)) {
     return { kind: "error", name: "Error", message: (reply as { error: string }).error };
   }
   const schema = replyTo[request.op];
-  const validate = validateReply[schema];
+  const validate = validators().reply[schema];
   if (!validate(reply)) {
     const why = describeErrors(validate.errors);
     const message = `the reply to ${JSON.stringify(request)} is malformed: ${why}; got ${JSON.stringify(reply)}`;
@@ -96,11 +98,11 @@ export async function connect(
   let hello: { name: string; features: string[] };
   try {
     const [helloReply, unknownReply] = await session.send([{ op: "hello" }, { op: "frobnicate" }]);
-    if (!validateReply.hello(helloReply)) {
-      const why = `${describeErrors(validateReply.hello.errors)}; got ${JSON.stringify(helloReply)}`;
+    if (!validators().reply.hello(helloReply)) {
+      const why = `${describeErrors(validators().reply.hello.errors)}; got ${JSON.stringify(helloReply)}`;
       throw new ProtocolBreach("malformed reply", `the hello reply is malformed: ${why}`, session.stderrTail);
     }
-    if (!validateReply.error(unknownReply)) {
+    if (!validators().reply.error(unknownReply)) {
       const why = `must be answered with {"ok":false,"error":"…"}, got ${JSON.stringify(unknownReply)}`;
       throw new ProtocolBreach("malformed reply", `the unknown request {"op":"frobnicate"} ${why}`, session.stderrTail);
     }

@@ -3,7 +3,8 @@
  * checks replies with. A request is one JSON object on one line of the implementation's stdin; its reply is one
  * JSON object on one line of its stdout.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
+import { loadPeer } from "../engine/peers.js";
 
 /** The schema dialect of every message schema. */
 const dialect = "http://json-schema.org/draft-07/schema#";
@@ -96,17 +97,32 @@ export const replyTo: Readonly<Record<RequestOp, Exclude<ReplyKind, "error">>> =
   shuttingDown: "value",
 };
 
-const ajv = new Ajv({ allErrors: true, strict: true });
+/** The compiled validators of every reply and request schema. */
+export interface Validators {
+  /** By kind of reply. */
+  readonly reply: Readonly<Record<ReplyKind, ValidateFunction>>;
+  /** By `op` (for implementations that serve the protocol). */
+  readonly request: Readonly<Record<RequestOp, ValidateFunction>>;
+}
 
-/** The compiled validator of each reply schema. */
-export const validateReply: Readonly<Record<ReplyKind, ValidateFunction>> = Object.fromEntries(
-  Object.entries(replySchemas).map(([name, schema]) => [name, ajv.compile(schema)]),
-) as never;
+let compiled: Validators | undefined;
 
-/** The compiled validator of each request schema (for implementations that serve the protocol). */
-export const validateRequest: Readonly<Record<RequestOp, ValidateFunction>> = Object.fromEntries(
-  Object.entries(requestSchemas).map(([name, schema]) => [name, ajv.compile(schema)]),
-) as never;
+/**
+ * The validators, compiled with Ajv on first use: the protocol needs `ajv`, the in-process gate does not.
+ *
+ * @throws Error naming `ajv` and how to install it, when it is missing.
+ */
+export function validators(): Validators {
+  if (compiled !== undefined) return compiled;
+  const { Ajv: Compiler } = loadPeer<{ Ajv: typeof Ajv }>("ajv", "The wire protocol of workqueue-spec");
+  const ajv = new Compiler({ allErrors: true, strict: true });
+  const compile = <K extends string>(schemas: Readonly<Record<K, JsonSchema>>) =>
+    Object.fromEntries(
+      Object.entries(schemas).map(([name, schema]) => [name, ajv.compile(schema as object)]),
+    ) as Record<K, ValidateFunction>;
+  compiled = { reply: compile(replySchemas), request: compile(requestSchemas) };
+  return compiled;
+}
 
 /** A validator's errors in words: `/requeued must be boolean; must have required property 'ok'`. */
 export function describeErrors(errors: readonly ErrorObject[] | null | undefined): string {

@@ -5,8 +5,8 @@
  */
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
-import { readView, type Subject, type SubjectFactory } from "../subject.js";
-import { validateRequest } from "./schema.js";
+import { readView, type Subject, type SubjectFactory } from "../engine/subject.js";
+import { validators } from "./schema.js";
 
 /** What is served: the factory, the name and features announced, and the current queue (made by the last `new`). */
 interface Served {
@@ -23,8 +23,9 @@ async function answer(
 ): Promise<object> {
   const op = String(request.op);
   const feature = op === "len" ? "len" : op === "shutdown" || op === "shuttingDown" ? "shutdown" : undefined;
-  const known = Object.hasOwn(validateRequest, op) && (feature === undefined || served.features.includes(feature));
-  if (!known || !validateRequest[op as keyof typeof validateRequest](request)) {
+  const { request: validate } = validators();
+  const known = Object.hasOwn(validate, op) && (feature === undefined || served.features.includes(feature));
+  if (!known || !validate[op as keyof typeof validate](request)) {
     return { ok: false, error: `unknown or malformed request: ${JSON.stringify(request)}` };
   }
   if (op === "hello") return { ok: true, name: served.name, features: served.features };

@@ -3,31 +3,7 @@
  * It never hangs and never leaves the child behind: every reply has a deadline, and `close` reaps the process.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-
-/** How an implementation broke the protocol. */
-export type BreachKind = "crashed" | "exited early" | "timed out" | "malformed reply" | "unasked output" | "refused";
-
-/** The implementation broke the protocol: the gate stops and reports it (exit code 3). */
-export class ProtocolBreach extends Error {
-  /** The error's name, `ProtocolBreach`. */
-  override readonly name = "ProtocolBreach";
-
-  constructor(
-    /** What kind of breach. */
-    readonly kind: BreachKind,
-    message: string,
-    /** The last lines the implementation wrote to stderr. */
-    readonly stderrTail: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The implementation could not be started at all (for example, the command does not exist). */
-export class StartError extends Error {
-  /** The error's name, `StartError`. */
-  override readonly name = "StartError";
-}
+import { type BreachKind, ProtocolBreach, StartError } from "../engine/breach.js";
 
 /** Requests written together, waiting for their replies. */
 interface Batch {

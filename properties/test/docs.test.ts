@@ -4,7 +4,8 @@
  */
 import { readFileSync } from "node:fs";
 import { expect, test } from "vitest";
-import { exitCodes, usage } from "../cli.js";
+import { exitCodes } from "../cli/exit-codes.js";
+import { usage } from "../cli/gate.js";
 import { replySchemas, requestSchemas } from "../protocol/schema.js";
 
 const protocol = readFileSync(new URL("../../docs/protocol.md", import.meta.url), "utf8");

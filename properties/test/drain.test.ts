@@ -5,7 +5,7 @@
 import { getEventListeners } from "node:events";
 import { expect, test } from "vitest";
 import { WorkQueue } from "../../src/index.js";
-import { flush, track } from "../lifecycle/run.js";
+import { flush, track } from "./turns.js";
 
 const queue = () => new WorkQueue<string>({ maxRetries: 3 });
 

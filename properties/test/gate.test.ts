@@ -5,11 +5,11 @@
  */
 import { expect, test } from "vitest";
 import { WorkQueue } from "../../src/index.js";
-import type { Profile } from "../commands.js";
-import { checkConformance } from "../conformance.js";
-import { invariants } from "../invariants.js";
-import type { SubjectFactory } from "../subject.js";
-import { conformanceTests } from "../vitest.js";
+import type { Profile } from "../engine/commands.js";
+import { checkConformance } from "../engine/conformance.js";
+import { invariants } from "../engine/invariants.js";
+import type { SubjectFactory } from "../engine/subject.js";
+import { conformanceTests } from "../report/conformance-tests.js";
 import { runs, seed } from "./settings.js";
 import * as wrongQueues from "./wrong/queues.mjs";
 

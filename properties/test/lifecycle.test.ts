@@ -5,7 +5,7 @@
  */
 import * as fc from "fast-check";
 import { test } from "vitest";
-import { runTakers, takersScenario } from "../lifecycle/takers.js";
+import { runTakers, takersScenario } from "./lifecycle/takers.js";
 import { expectHolds, scheduledParams } from "./settings.js";
 
 test("takes, shutdown and drains answer as the model of waiting does, under every interleaving", async (ctx) => {

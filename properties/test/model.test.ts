@@ -5,10 +5,10 @@
 import * as fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { type ModelSnapshot, WorkQueueModel } from "../../model/index.js";
-import { referenceItems, scenario } from "../arbitraries.js";
-import type { Operation } from "../operation.js";
-import { planOf } from "../plan.js";
-import { perform } from "../subject.js";
+import { referenceItems, scenario } from "../engine/arbitraries.js";
+import type { Operation } from "../engine/operation.js";
+import { planOf } from "../engine/plan.js";
+import { perform } from "../engine/subject.js";
 import { params } from "./settings.js";
 
 /** A model reached by a random sequence of calls (robust profile, shutdown included), and that sequence. */

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { XMLParser } from "fast-xml-parser";
 import { describe, expect, test } from "vitest";
-import { main } from "../cli.js";
+import { main } from "../cli/gate.js";
 
 const root = new URL("../../", import.meta.url).pathname;
 const python = ["python3", join(root, "examples/python/workqueue.py")];
@@ -64,14 +64,14 @@ describe("an implementation that conforms", () => {
     const reference = [
       "node",
       join(root, "dist/properties/protocol/serve-module.js"),
-      join(root, "dist/properties/reference.js"),
+      join(root, "properties/test/fixtures/reference.mjs"),
     ];
     const { code } = await gate("--runs", "50", "--", ...reference);
     expect(code).toBe(0);
   });
 
   test("a module is checked in process with --module", async () => {
-    const { code, out } = await gate("--runs", "50", "--module", join(root, "dist/properties/reference.js"));
+    const { code, out } = await gate("--runs", "50", "--module", join(root, "properties/test/fixtures/reference.mjs"));
     expect(out).toContain("in process");
     expect(code).toBe(0);
   });
@@ -194,6 +194,6 @@ describe("usage errors exit 2", () => {
 });
 
 test("the built command runs: `workqueue-conformance --help` exits 0", async () => {
-  const { stdout } = await promisify(execFile)("node", [join(root, "dist/properties/bin.js"), "--help"]);
+  const { stdout } = await promisify(execFile)("node", [join(root, "dist/properties/cli/bin.js"), "--help"]);
   expect(stdout).toContain("exit codes:");
 });

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { expect, test, vi } from "vitest";
-import { flush, track } from "../lifecycle/run.js";
+import { flush, track } from "./turns.js";
 
 test("the README quotes the controller example verbatim", () => {
   const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");

@@ -4,10 +4,10 @@
  */
 import { expect, test } from "vitest";
 import { WorkQueue } from "../../src/index.js";
-import { referenceItems } from "../arbitraries.js";
-import type { Profile } from "../commands.js";
-import { checkConformance } from "../conformance.js";
-import { Coverage } from "../coverage.js";
+import { referenceItems } from "../engine/arbitraries.js";
+import type { Profile } from "../engine/commands.js";
+import { checkConformance } from "../engine/conformance.js";
+import { Coverage } from "../engine/coverage.js";
 import { expectConforms, replay, runs, seed } from "./settings.js";
 
 const reference = (options: { maxRetries: number }) => new WorkQueue<unknown>(options);

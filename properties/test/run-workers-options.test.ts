@@ -5,7 +5,7 @@
 import { getEventListeners } from "node:events";
 import { expect, test } from "vitest";
 import { runWorkers, WorkQueue } from "../../src/index.js";
-import { flush, track } from "../lifecycle/run.js";
+import { flush, track } from "./turns.js";
 
 test("an aborted signal stops waiting workers at once and lets running handlers finish their items (§15.3)", async () => {
   const wq = new WorkQueue<string>({ maxRetries: 3 });

@@ -4,7 +4,7 @@
  */
 import { expect, test } from "vitest";
 import { runWorkers, WorkQueue } from "../../src/index.js";
-import { flush, track } from "../lifecycle/run.js";
+import { flush, track } from "./turns.js";
 
 /** A promise and the functions that settle it. */
 function deferred(): { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } {

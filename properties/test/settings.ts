@@ -5,10 +5,10 @@
  */
 import * as fc from "fast-check";
 import { assert } from "vitest";
-import type { ConformanceReport } from "../conformance.js";
-import { LifecycleViolation } from "../lifecycle/run.js";
-import { plural } from "../operation.js";
-import { formatReport } from "../report.js";
+import type { ConformanceReport } from "../engine/conformance.js";
+import { plural } from "../engine/render.js";
+import { formatReport } from "../report/text.js";
+import { LifecycleViolation } from "./lifecycle/run.js";
 
 const env = process.env;
 

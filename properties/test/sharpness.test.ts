@@ -4,10 +4,10 @@
  */
 import * as fc from "fast-check";
 import { expect, test } from "vitest";
-import { lifecycle } from "../lifecycle/invariants.js";
-import { LifecycleViolation } from "../lifecycle/run.js";
-import { runTakers, takersScenario } from "../lifecycle/takers.js";
-import { runWorkersScenario, workersScenario } from "../lifecycle/workers.js";
+import { lifecycle } from "./lifecycle/invariants.js";
+import { LifecycleViolation } from "./lifecycle/run.js";
+import { runTakers, takersScenario } from "./lifecycle/takers.js";
+import { runWorkersScenario, workersScenario } from "./lifecycle/workers.js";
 import { scheduledParams } from "./settings.js";
 import { doneOnlyOnSuccess, EarlyDrain, NewestTakeFirst } from "./wrong-queues.js";
 

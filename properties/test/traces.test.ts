@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { WorkQueueModel } from "../../model/index.js";
 import { WorkQueue } from "../../src/index.js";
-import { runTrace } from "../traces.js";
+import { runTrace } from "../report/traces.js";
 
 const folder = new URL("../traces/", import.meta.url);
 const traces = readdirSync(folder).filter((name) => name.endsWith(".trace"));

@@ -4,7 +4,7 @@
  */
 import * as fc from "fast-check";
 import { test } from "vitest";
-import { runWorkersScenario, workersScenario } from "../lifecycle/workers.js";
+import { runWorkersScenario, workersScenario } from "./lifecycle/workers.js";
 import { expectHolds, scheduledParams } from "./settings.js";
 
 test("workers never share a key, lose nothing, and stop cleanly, under every interleaving", async (ctx) => {

@@ -49,33 +49,9 @@ export interface ErrorAnswer {
 /** What a call answered. */
 export type Answer = ValueAnswer | ErrorAnswer;
 
-/** Renders a value the way a trace shows it: strings and numbers as JSON would, `undefined`, `NaN` and `-0` too. */
-export function showValue(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (Object.is(value, -0)) return "-0";
-  return String(value);
-}
-
-/** Renders a call: `add("a")`, `get()`, `shutDown()`. */
-export function showOperation(operation: Operation): string {
-  return "item" in operation ? `${operation.verb}(${showValue(operation.item)})` : `${operation.verb}()`;
-}
-
-/** Renders an answer: nothing for `undefined` from a verb that answers nothing, `→ value`, or `throws TypeError: …`. */
-export function showAnswer(operation: Operation, answer: Answer): string {
-  if (answer.kind === "error") return `throws ${answer.name}: ${answer.message}`;
-  if (answer.value === undefined && operation.verb !== "get") return "";
-  return `→ ${showValue(answer.value)}`;
-}
-
 /** True when two answers are the same: the same value (by `Object.is`), or errors of the same name and message. */
 export function sameAnswer(a: Answer, b: Answer, compareMessages: boolean): boolean {
   if (a.kind === "value") return b.kind === "value" && Object.is(a.value, b.value);
   if (b.kind === "value") return false;
   return a.name === b.name && (!compareMessages || a.message === b.message);
-}
-
-/** A count with its noun: `1 run`, `2,000 runs`. */
-export function plural(count: number, noun: string): string {
-  return `${count.toLocaleString("en-US")} ${noun}${count === 1 ? "" : "s"}`;
 }

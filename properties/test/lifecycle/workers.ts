@@ -5,11 +5,13 @@
  * rejection, nothing left pending.
  */
 import * as fc from "fast-check";
-import { runWorkers, WorkQueue } from "../../src/index.js";
-import { maxRetries } from "../arbitraries.js";
+import { runWorkers, WorkQueue } from "../../../src/index.js";
+import { maxRetries } from "../../engine/arbitraries.js";
+import { showValue } from "../../engine/render.js";
+import { flush, type Tracked, track } from "../turns.js";
 import { lifecycle } from "./invariants.js";
 import { Ledger } from "./ledger.js";
-import { flush, Run, show, type Tracked, track } from "./run.js";
+import { Run } from "./run.js";
 import type { LifecycleQueue } from "./takers.js";
 
 /** How a call of the handler ends: a promise that resolves or rejects when the scheduler says, or at once. */
@@ -102,7 +104,10 @@ class WorkersRun {
     if (tracked.state === "resolved" && !this.idle)
       this.run.fail(lifecycle.drainExact, `${name} resolved with ${this.state}`);
     if (tracked.state === "rejected" && tracked.reason !== signal.reason) {
-      this.run.fail(lifecycle.drainAbort, `${name} rejected with ${show(tracked.reason)}, not its signal's reason`);
+      this.run.fail(
+        lifecycle.drainAbort,
+        `${name} rejected with ${showValue(tracked.reason)}, not its signal's reason`,
+      );
     }
     if (tracked.state === "pending" && signal.aborted) this.run.fail(lifecycle.drainAbort, `${name} still waits`);
     if (tracked.state === "pending" && this.idle)
@@ -113,10 +118,10 @@ class WorkersRun {
   readonly handler = (k: string): unknown => {
     const outcome = this.scenario.outcomes[this.#calls++] ?? "resolves";
     const { ledger, run } = this;
-    run.note(`  handler(${show(k)}) starts; it ${outcome}`);
-    if (ledger.running.has(k)) run.fail(lifecycle.exclusive, `handler(${show(k)}) started while one of it runs`);
+    run.note(`  handler(${showValue(k)}) starts; it ${outcome}`);
+    if (ledger.running.has(k)) run.fail(lifecycle.exclusive, `handler(${showValue(k)}) started while one of it runs`);
     if (ledger.running.size >= this.scenario.concurrency) {
-      run.fail(lifecycle.concurrency, `handler(${show(k)}) started while ${ledger.running.size} handlers run`);
+      run.fail(lifecycle.concurrency, `handler(${showValue(k)}) started while ${ledger.running.size} handlers run`);
     }
     const earlier = ledger.runs.filter((r) => r.key === k).reverse();
     const sinceSuccess = earlier.findIndex((r) => r.outcome === "succeeded");
@@ -124,17 +129,17 @@ class WorkersRun {
     if (this.queue.failures(k) !== count) {
       run.fail(
         lifecycle.protocol,
-        `failures(${show(k)}) is ${this.queue.failures(k)} as its handler starts, not ${count}`,
+        `failures(${showValue(k)}) is ${this.queue.failures(k)} as its handler starts, not ${count}`,
       );
     }
     const record = ledger.started(k);
     const end = (ok: boolean) => {
       const givesUp = !ok && (this.queue.shuttingDown || count + 1 >= this.scenario.maxRetries);
       ledger.ended(record, ok ? "succeeded" : "failed", givesUp);
-      if (!ok) throw new HandlerError(`handler(${show(k)}) ${outcome}`);
+      if (!ok) throw new HandlerError(`handler(${showValue(k)}) ${outcome}`);
     };
     if (outcome === "throws" || outcome === "returns") return end(outcome === "returns");
-    return run.at(`handler(${show(k)}) ${outcome}`, () => end(outcome === "resolves"));
+    return run.at(`handler(${showValue(k)}) ${outcome}`, () => end(outcome === "resolves"));
   };
 
   /** How a callback answers: at once, with a promise the scheduler settles, or by throwing or rejecting. */
@@ -148,20 +153,20 @@ class WorkersRun {
 
   /** `onError`: books that the failure was reported. */
   readonly onError = (error: unknown, k: string): unknown => {
-    this.run.note(`  onError(${show(error)}, ${show(k)})`);
+    this.run.note(`  onError(${showValue(error)}, ${showValue(k)})`);
     const last = this.ledger.last(k);
     if (error instanceof HandlerError && last !== undefined) last.reported = true;
-    return this.#answer(`onError(…, ${show(k)})`);
+    return this.#answer(`onError(…, ${showValue(k)})`);
   };
 
   /** `onGiveUp`: books that the key was given up, after a failure. */
   readonly onGiveUp = (k: string, error: unknown): unknown => {
-    this.run.note(`  onGiveUp(${show(k)}, ${show(error)})`);
+    this.run.note(`  onGiveUp(${showValue(k)}, ${showValue(error)})`);
     const last = this.ledger.last(k);
     if (last?.outcome !== "failed") {
-      this.run.fail(lifecycle.giveUp, `onGiveUp(${show(k)}) was called, but its last handler did not fail`);
+      this.run.fail(lifecycle.giveUp, `onGiveUp(${showValue(k)}) was called, but its last handler did not fail`);
     } else last.givenUp = true;
-    return this.#answer(`onGiveUp(${show(k)})`);
+    return this.#answer(`onGiveUp(${showValue(k)})`);
   };
 
   /** Checks how the workers ended: resolved, with nothing running or in flight, shut down and empty or aborted. */
@@ -169,7 +174,7 @@ class WorkersRun {
     const { run, ledger, queue } = this;
     run.note(`  the workers ${tracked.state}`);
     if (tracked.state === "rejected") {
-      run.fail(lifecycle.workersEnd, `the workers rejected with ${show(tracked.reason)}`);
+      run.fail(lifecycle.workersEnd, `the workers rejected with ${showValue(tracked.reason)}`);
     } else if (ledger.running.size > 0 || queue.inFlight > 0) {
       const left = `${ledger.running.size} handlers running, ${this.state}`;
       run.fail(lifecycle.workersEnd, `the workers stopped with ${left}: every item they take must be done`);
@@ -185,7 +190,7 @@ class WorkersRun {
       this.queue.add(k);
       if (accepted) this.ledger.added(k);
     };
-    this.run.sequence(keys.map((k) => [`producer ${p + 1}: add(${show(k)})`, add(k)]));
+    this.run.sequence(keys.map((k) => [`producer ${p + 1}: add(${showValue(k)})`, add(k)]));
   }
 
   /** A stop, when the scheduler says. */

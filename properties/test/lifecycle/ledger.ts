@@ -3,8 +3,8 @@
  * run with its outcome, so that the end of the run can tell whether anything asked for was lost (docs/spec.md
  * §10.3, §15.6).
  */
+import { showValue } from "../../engine/render.js";
 import { type LifecycleInvariant, lifecycle } from "./invariants.js";
-import { show } from "./run.js";
 
 /** One call of the handler. */
 export interface HandlerRun {
@@ -79,7 +79,7 @@ export class Ledger {
    */
   *broken(queued: readonly string[]): Generator<[LifecycleInvariant, string]> {
     for (const run of this.runs.filter((r) => r.outcome === "failed")) {
-      const what = `handler(${show(run.key)}) of line ${run.started} failed`;
+      const what = `handler(${showValue(run.key)}) of line ${run.started} failed`;
       if (run.givesUp !== run.givenUp) {
         yield [lifecycle.giveUp, `${what}; the queue gave up: ${run.givesUp}, onGiveUp called: ${run.givenUp}`];
       }
@@ -91,7 +91,7 @@ export class Ledger {
       );
       if (met || queued.includes(demand.key)) continue;
       const invariant = demand.whileRunning ? lifecycle.again : lifecycle.handled;
-      const added = `${show(demand.key)} was added at line ${demand.at}${demand.whileRunning ? ", while its handler ran," : ""}`;
+      const added = `${showValue(demand.key)} was added at line ${demand.at}${demand.whileRunning ? ", while its handler ran," : ""}`;
       yield [invariant, `${added} but no handler of it started after that and succeeded or gave up, nor is it queued`];
     }
   }

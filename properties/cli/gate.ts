@@ -4,25 +4,20 @@
  * {@link checkDriver}, and prints the outcome. The exit code is returned; `bin.ts` exits with it.
  */
 import { writeFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
-import { stringItems } from "./arbitraries.js";
-import type { Profile } from "./commands.js";
-import { type ConformanceOptions, type ConformanceReport, checkDriver } from "./conformance.js";
-import { type Driver, inProcess } from "./driver.js";
-import { loadFactory } from "./load.js";
-import { plural } from "./operation.js";
-import { connect } from "./protocol/driver.js";
-import { ProtocolBreach, StartError } from "./protocol/session.js";
-import { formatReport } from "./report.js";
-import { type GateOutcome, toJson, toJunit } from "./report-formats.js";
-
-/** The exit codes, one table for `--help` and docs/protocol.md. */
-export const exitCodes = {
-  conforms: 0,
-  "does not conform": 1,
-  "usage error": 2,
-  "broke the protocol": 3,
-} as const;
+import { stringItems } from "../engine/arbitraries.js";
+import { ProtocolBreach, StartError } from "../engine/breach.js";
+import type { Profile } from "../engine/commands.js";
+import { type ConformanceOptions, type ConformanceReport, checkDriver } from "../engine/conformance.js";
+import { type Driver, inProcess } from "../engine/driver.js";
+import { loadFactory } from "../engine/load.js";
+import { plural } from "../engine/render.js";
+import { connect } from "../protocol/driver.js";
+import { toJson } from "../report/json.js";
+import { toJunit } from "../report/junit.js";
+import type { GateOutcome } from "../report/outcome.js";
+import { formatReport } from "../report/text.js";
+import { checkArguments, checkOptions, parse, positive, UsageError } from "./args.js";
+import { exitCodeHelp, exitCodes } from "./exit-codes.js";
 
 export const usage = `usage: workqueue-conformance [options] -- <command> [args…]
        workqueue-conformance [options] --module <file>
@@ -45,11 +40,7 @@ options:
   --junit FILE               also write the outcome as JUnit XML to FILE
   -h, --help                 print this help
 
-exit codes:
-  0  conforms
-  1  does not conform (the counterexample is printed)
-  2  usage error
-  3  the implementation broke the protocol: crashed, timed out, printed a malformed reply, or exited early`;
+${exitCodeHelp}`;
 
 /** Where the gate writes. */
 export interface Io {
@@ -61,51 +52,29 @@ export interface Io {
   readonly progress: boolean;
 }
 
-/** A usage error: the message is printed with the usage, and the gate exits with 2. */
-class UsageError extends Error {}
-
-/** Parses a positive integer option. */
-function positive(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer, got \`${value}\``);
-  return n;
-}
-
 /** The parsed command line. */
-function parse(argv: readonly string[]) {
+function parseGate(argv: readonly string[]) {
   const split = argv.indexOf("--");
-  const { values, positionals } = parseArgs({
-    args: split < 0 ? [...argv] : argv.slice(0, split),
-    allowPositionals: true,
-    options: {
-      profile: { type: "string" },
-      runs: { type: "string" },
-      seed: { type: "string" },
-      replay: { type: "string" },
-      "max-commands": { type: "string" },
+  const { values, positionals } = parse(
+    split < 0 ? argv : argv.slice(0, split),
+    {
+      ...checkOptions,
       timeout: { type: "string" },
       lockstep: { type: "boolean" },
       shutdown: { type: "boolean" },
       json: { type: "boolean" },
       junit: { type: "string" },
       module: { type: "string" },
-      help: { type: "boolean", short: "h" },
     },
-  });
+    true,
+  );
   const command = split < 0 ? [] : argv.slice(split + 1);
   if (values.help) return { help: true as const };
   if (positionals.length > 0) throw new UsageError(`unexpected \`${positionals[0]}\`: put the command after \`--\``);
   if (command.length > 0 === (values.module !== undefined)) {
     throw new UsageError("give either `-- <command> [args…]` or `--module <file>`, not both and not neither");
   }
-  const profile = values.profile ?? "robust";
-  if (profile !== "contract" && profile !== "robust") {
-    throw new UsageError(`--profile must be contract or robust, got \`${profile}\``);
-  }
-  const seed = values.seed === undefined ? undefined : Number(values.seed);
-  if (seed !== undefined && !Number.isInteger(seed))
-    throw new UsageError(`--seed must be an integer, got \`${values.seed}\``);
+  const check = checkArguments(values, 100);
   return {
     help: false as const,
     command,
@@ -115,13 +84,7 @@ function parse(argv: readonly string[]) {
     pipeline: !(values.lockstep ?? false),
     shutDown: values.shutdown ?? false,
     timeoutMs: positive("timeout", values.timeout) ?? 5000,
-    check: {
-      profile: profile as Profile,
-      runs: positive("runs", values.runs) ?? 100,
-      seed,
-      replay: values.replay,
-      maxCommands: positive("max-commands", values["max-commands"]),
-    },
+    check: { ...check, profile: check.profile ?? ("robust" as Profile) },
   };
 }
 
@@ -140,7 +103,7 @@ function progressLine(io: Io, total: number): ConformanceOptions["onProgress"] {
 }
 
 /** The parsed options of a run of the gate. */
-type Options = Exclude<ReturnType<typeof parse>, { help: true }>;
+type Options = Exclude<ReturnType<typeof parseGate>, { help: true }>;
 
 /**
  * Connects what the options name: a child process over the protocol, or a module in process.
@@ -178,11 +141,12 @@ async function open(options: Options): Promise<{
 
 /** Runs the gate with `argv` (the arguments after the program name) and returns the exit code. */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
-  let options: ReturnType<typeof parse>;
+  let options: ReturnType<typeof parseGate>;
   try {
-    options = parse(argv);
+    options = parseGate(argv);
   } catch (error) {
-    io.err(`workqueue-conformance: ${(error as Error).message}\n\n${usage}\n`);
+    if (!(error instanceof UsageError)) throw error;
+    io.err(`workqueue-conformance: ${error.message} (see --help)\n`);
     return exitCodes["usage error"];
   }
   if (options.help) {

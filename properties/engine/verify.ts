@@ -1,12 +1,13 @@
 /**
  * Replays a plan against an implementation and the model side by side, and runs the named checks after every step.
  */
-import { type ItemState, WorkQueueModel } from "../model/index.js";
+import { type ItemState, WorkQueueModel } from "../../model/index.js";
+import type { Plan } from "./commands.js";
 import { type Coverage, transitionOf } from "./coverage.js";
 import type { Observe } from "./driver.js";
 import { type Invariant, invariants, type Views } from "./invariants.js";
 import type { Answer, Operation } from "./operation.js";
-import { isThenable, perform } from "./subject.js";
+import { isThenable, type MaybePromise, perform } from "./subject.js";
 
 /** One executed step of a trace: the call, and what the model and the implementation answered and showed. */
 export interface Step {
@@ -94,4 +95,15 @@ export async function verify(
     }
   }
   return undefined;
+}
+
+/** Verifies a run started on a driver, once it is ready. */
+export async function verifyStarted(
+  started: MaybePromise<Observe>,
+  maxRetries: number,
+  plan: Plan,
+  options: VerifyOptions,
+): Promise<Violation | undefined> {
+  const observe = isThenable(started) ? await started : started;
+  return verify(plan, maxRetries, observe, options);
 }

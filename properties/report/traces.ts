@@ -19,10 +19,10 @@
  * Calls: `new maxRetries=N`, `add X`, `get`, `done X`, `retry X`, `forget X`, `shutDown`, and the views `size`,
  * `inFlight`, `failures X`, `shuttingDown`. `X` is JSON, or `undefined` or `NaN`. Answers: nothing, a value, or `throws TypeError: …`.
  */
-import type { Counterexample } from "./conformance.js";
-import { answerText } from "./invariants.js";
-import { type Answer, type Operation, showValue } from "./operation.js";
-import { capture, perform, type Subject } from "./subject.js";
+import type { Counterexample } from "../engine/conformance.js";
+import type { Answer, Operation } from "../engine/operation.js";
+import { answersNothing, showAnswer, showValue } from "../engine/render.js";
+import { capture, perform, type Subject } from "../engine/subject.js";
 
 /** A queue a trace can run on: the verbs, `shutDown` and all four views, synchronous. */
 export interface TraceSubject extends Subject<unknown> {
@@ -42,8 +42,7 @@ function parseItem(text: string): unknown {
 
 /** The answer of a trace's call as the trace writes it: empty for `undefined` from a verb that answers nothing. */
 function render(call: string, answer: Answer): string {
-  if (answer.kind === "value" && answer.value === undefined && call !== "get") return "";
-  return answerText(answer);
+  return answersNothing(call, answer) ? "" : showAnswer(answer);
 }
 
 /** Runs one call of a trace on `queue` (made by the preceding `new`) and renders its answer. */

@@ -3,7 +3,7 @@
  * order — that is then replayed on the implementation.
  */
 import * as fc from "fast-check";
-import { WorkQueueModel } from "../model/index.js";
+import { WorkQueueModel } from "../../model/index.js";
 import type { Scenario } from "./arbitraries.js";
 import type { Plan } from "./commands.js";
 

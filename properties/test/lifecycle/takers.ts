@@ -4,11 +4,13 @@
  * call is made on the queue and on the model of waiting at the same moment; after every step the two must agree.
  */
 import * as fc from "fast-check";
-import { WaitingModel } from "../../model/index.js";
-import { WorkQueue } from "../../src/index.js";
-import { maxRetries } from "../arbitraries.js";
+import { WaitingModel } from "../../../model/index.js";
+import { WorkQueue } from "../../../src/index.js";
+import { maxRetries } from "../../engine/arbitraries.js";
+import { showValue } from "../../engine/render.js";
+import { flush, type Tracked, track } from "../turns.js";
 import { lifecycle } from "./invariants.js";
-import { flush, Run, show, type Tracked, track } from "./run.js";
+import { Run } from "./run.js";
 import { compareTake, type TakeRecord } from "./takes.js";
 
 /** The queue's verbs that a lifecycle run calls. */
@@ -116,7 +118,10 @@ class TakersRun {
     if (tracked.state === "resolved" && !this.model.drained)
       this.run.fail(lifecycle.drainExact, `${name} resolved ${wait}`);
     if (tracked.state === "rejected" && tracked.reason !== signal.reason) {
-      this.run.fail(lifecycle.drainAbort, `${name} rejected with ${show(tracked.reason)}, not its signal's reason`);
+      this.run.fail(
+        lifecycle.drainAbort,
+        `${name} rejected with ${showValue(tracked.reason)}, not its signal's reason`,
+      );
     }
     if (tracked.state === "pending" && signal.aborted) {
       this.run.fail(lifecycle.drainAbort, `${name} still waits, though its signal aborted`);
@@ -131,9 +136,9 @@ class TakersRun {
     const add = (k: string) => () => {
       this.queue.add(k);
       this.model.add(k);
-      this.views(`add(${show(k)})`);
+      this.views(`add(${showValue(k)})`);
     };
-    this.run.sequence(keys.map((k) => [`producer ${p + 1}: add(${show(k)})`, add(k)]));
+    this.run.sequence(keys.map((k) => [`producer ${p + 1}: add(${showValue(k)})`, add(k)]));
   }
 
   /** A consumer: takes, and finishes each item it gets when the scheduler says; stops at `undefined`. */
@@ -149,7 +154,7 @@ class TakersRun {
       this.run.note(`  ${who}: take() #${take.id}${signal.aborted ? ", its signal already aborted" : ""}`);
       this.views(`${who}'s take()`);
       const item = await promise.catch(() => null);
-      this.run.note(`  ${who}'s take #${take.id} ${item === null ? "rejected" : `resolved with ${show(item)}`}`);
+      this.run.note(`  ${who}'s take #${take.id} ${item === null ? "rejected" : `resolved with ${showValue(item)}`}`);
       this.compare(record);
       if (item === null) this.#controllers[c] = this.run.controller(`${who}'s signal`);
       else if (item === undefined) return;
@@ -159,18 +164,18 @@ class TakersRun {
 
   /** Finishes an item: `forget` or `retry` it, then `done` it, on both sides. */
   finish(who: string, item: string, outcome: "forget" | "retry"): Promise<void> {
-    return this.run.at(`${who}: ${outcome}(${show(item)}), done(${show(item)})`, () => {
+    return this.run.at(`${who}: ${outcome}(${showValue(item)}), done(${showValue(item)})`, () => {
       if (outcome === "forget") {
         this.queue.forget(item);
         this.model.queue.forget(item);
       } else {
         const [actual, expected] = [this.queue.retry(item), this.model.retry(item)];
         if (actual !== expected)
-          this.run.fail(lifecycle.answers, `retry(${show(item)}) answered ${actual}, not ${expected}`);
+          this.run.fail(lifecycle.answers, `retry(${showValue(item)}) answered ${actual}, not ${expected}`);
       }
       this.queue.done(item);
       this.model.done(item);
-      this.views(`done(${show(item)})`);
+      this.views(`done(${showValue(item)})`);
     });
   }
 

@@ -3,8 +3,9 @@
  * concrete operation to the plan that is later replayed against the implementation (see `verify`).
  */
 import type * as fc from "fast-check";
-import type { WorkQueueModel } from "../model/index.js";
-import { type ItemVerb, type Operation, showOperation, showValue } from "./operation.js";
+import type { WorkQueueModel } from "../../model/index.js";
+import type { ItemVerb, Operation } from "./operation.js";
+import { showCall, showValue } from "./render.js";
 import { perform } from "./subject.js";
 
 /**
@@ -43,7 +44,7 @@ export class CallCommand implements QueueCommand {
 
   /** The call, as a trace shows it. */
   toString(): string {
-    return showOperation(this.#operation);
+    return showCall(this.#operation);
   }
 }
 

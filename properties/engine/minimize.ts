@@ -4,12 +4,11 @@
  * gone). The failing plan itself is made of concrete calls, so removing calls from it has no such knock-on effect:
  * this removes chunks of calls, then single calls, as long as the plan still fails and the profile still allows it.
  */
-import { WorkQueueModel } from "../model/index.js";
+import { WorkQueueModel } from "../../model/index.js";
 import type { Plan, Profile } from "./commands.js";
 import type { Driver } from "./driver.js";
 import type { Operation } from "./operation.js";
-import { verifyStarted } from "./survey.js";
-import type { VerifyOptions, Violation } from "./verify.js";
+import { type VerifyOptions, type Violation, verifyStarted } from "./verify.js";
 
 /** Whether `plan` is a sequence `profile` may make: in the contract profile, `done` and `retry` only of items held. */
 function allowed(plan: readonly Operation[], profile: Profile, maxRetries: number): boolean {

@@ -11,8 +11,8 @@ import { type Invariant, invariants } from "./invariants.js";
 import { minimize } from "./minimize.js";
 import { planOf } from "./plan.js";
 import type { SubjectFactory } from "./subject.js";
-import { type SurveyResult, survey, verifyStarted } from "./survey.js";
-import type { Step, Violation } from "./verify.js";
+import { type SurveyResult, survey } from "./survey.js";
+import { type Step, type Violation, verifyStarted } from "./verify.js";
 
 /** Options of {@link checkConformance}. */
 export interface ConformanceOptions {

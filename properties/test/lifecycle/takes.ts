@@ -2,9 +2,10 @@
  * How a `take` that the queue settled compares with the same take in the model of waiting (docs/spec.md §14): the
  * first difference, named by the rule it breaks.
  */
-import type { Take } from "../../model/index.js";
+import type { Take } from "../../../model/index.js";
+import { showValue } from "../../engine/render.js";
+import type { Tracked } from "../turns.js";
 import { type LifecycleInvariant, lifecycle } from "./invariants.js";
-import { show, type Tracked } from "./run.js";
 
 /** A take made on the queue and on the model at the same moment. */
 export interface TakeRecord {
@@ -22,14 +23,14 @@ export interface TakeRecord {
 function expectedText(take: Take<string>): string {
   if (take.state === "waiting") return "in the model it still waits";
   if (take.state === "rejected") return "in the model its signal withdrew it";
-  return `in the model it resolved with ${show(take.item)}`;
+  return `in the model it resolved with ${showValue(take.item)}`;
 }
 
 /** The queue's take in words. */
 function actualText(tracked: Tracked<string | undefined>): string {
   if (tracked.state === "pending") return "still waits";
-  if (tracked.state === "rejected") return `rejected with ${show(tracked.reason)}`;
-  return `resolved with ${show(tracked.value)}`;
+  if (tracked.state === "rejected") return `rejected with ${showValue(tracked.reason)}`;
+  return `resolved with ${showValue(tracked.value)}`;
 }
 
 /** True when the queue's take stands where the model's does. */

@@ -5,38 +5,9 @@
  */
 import { getEventListeners } from "node:events";
 import type * as fc from "fast-check";
-import { showValue } from "../operation.js";
+import { showValue } from "../../engine/render.js";
+import { flush } from "../turns.js";
 import { type LifecycleInvariant, lifecycle } from "./invariants.js";
-
-/** One turn of the event loop: every pending microtask runs, and Node reports unhandled rejections. Not a timer. */
-export function flush(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
-/** A promise's settlement, readable synchronously once it happened. */
-export interface Tracked<V> {
-  /** Where the promise stands. */
-  state: "pending" | "resolved" | "rejected";
-  /** What it resolved with. */
-  value?: V;
-  /** What it rejected with. */
-  reason?: unknown;
-}
-
-/** Follows `promise` (which handles its rejection) and calls `onSettle` once it settled. */
-export function track<V>(promise: Promise<V>, onSettle: (tracked: Tracked<V>) => void = () => {}): Tracked<V> {
-  const tracked: Tracked<V> = { state: "pending" };
-  promise.then(
-    (value) => onSettle(Object.assign(tracked, { state: "resolved", value })),
-    (reason: unknown) => onSettle(Object.assign(tracked, { state: "rejected", reason })),
-  );
-  return tracked;
-}
-
-/** Renders a value for a log line: strings quoted, errors by their message. */
-export function show(value: unknown): string {
-  return value instanceof Error ? `${value.name}: ${value.message}` : showValue(value);
-}
 
 /** A broken invariant, with everything needed to read it: what, where, and the interleaving that led there. */
 export class LifecycleViolation extends Error {
@@ -117,7 +88,7 @@ export class Run {
   async finish(): Promise<void> {
     await flush();
     this.close();
-    for (const reason of this.#unhandled) this.fail(lifecycle.unhandled, `unhandled rejection: ${show(reason)}`);
+    for (const reason of this.#unhandled) this.fail(lifecycle.unhandled, `unhandled rejection: ${showValue(reason)}`);
     for (const [name, signal] of this.#signals) {
       const left = getEventListeners(signal, "abort").length;
       if (left > 0) this.fail(lifecycle.pending, `${left} abort listener(s) left on ${name}`);

@@ -3,7 +3,7 @@
  * suite that never reaches a transition fails instead of passing vacuously. While shutting down, the failure count
  * no longer matters (docs/spec.md §12.4): such a transition is keyed `· shut down` instead.
  */
-import type { ItemState, WorkQueueModel } from "../model/index.js";
+import type { ItemState, WorkQueueModel } from "../../model/index.js";
 import type { Profile } from "./commands.js";
 import type { ItemVerb, Operation } from "./operation.js";
 

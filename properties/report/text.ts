@@ -2,11 +2,12 @@
  * Reports in words: a counterexample as numbered calls in the spec's verbs, the broken invariant and how to replay
  * it; a passing check as one line of figures.
  */
-import type { ConformanceReport, Counterexample } from "./conformance.js";
-import type { Views } from "./invariants.js";
-import { answerText, wrongViews } from "./invariants.js";
-import { plural, sameAnswer, showAnswer, showOperation, showValue } from "./operation.js";
-import type { Step } from "./verify.js";
+import type { ConformanceReport, Counterexample } from "../engine/conformance.js";
+import type { Views } from "../engine/invariants.js";
+import { wrongViews } from "../engine/invariants.js";
+import { sameAnswer } from "../engine/operation.js";
+import { answersNothing, plural, showAnswer, showCall, showValue } from "../engine/render.js";
+import type { Step } from "../engine/verify.js";
 
 /** The views a step showed: `size 1, inFlight 0`. */
 function showViews(views: Views): string {
@@ -17,10 +18,16 @@ function showViews(views: Views): string {
   return parts.join(", ");
 }
 
+/** What a step's call answered, as a numbered line shows it: nothing, `→ value`, or `throws TypeError: …`. */
+function showStepAnswer(step: Step): string {
+  if (answersNothing(step.operation.verb, step.actual)) return "";
+  return step.actual.kind === "error" ? showAnswer(step.actual) : `→ ${showAnswer(step.actual)}`;
+}
+
 /** What the model expected at a step, where the implementation showed something else. */
 function showExpected(step: Step): string {
   const parts: string[] = [];
-  if (!sameAnswer(step.expected, step.actual, true)) parts.push(answerText(step.expected));
+  if (!sameAnswer(step.expected, step.actual, true)) parts.push(showAnswer(step.expected));
   for (const view of wrongViews(step.expectedViews, step.actualViews))
     parts.push(`${view} ${step.expectedViews[view]}`);
   return parts.length === 0 ? "" : `   expected ${parts.join(", ")}`;
@@ -41,7 +48,7 @@ function showExpected(step: Step): string {
 export function formatSteps(counterexample: Counterexample): string[] {
   const digits = String(counterexample.steps.length).length;
   const rows = counterexample.steps.map((step, i) => ({
-    call: `${`${i + 1}.`.padStart(digits + 1)} ${showOperation(step.operation)} ${showAnswer(step.operation, step.actual)}`.trimEnd(),
+    call: `${`${i + 1}.`.padStart(digits + 1)} ${showCall(step.operation)} ${showStepAnswer(step)}`.trimEnd(),
     views: showViews(step.actualViews),
   }));
   const width = Math.max(...rows.map((row) => row.call.length)) + 3;

@@ -3,8 +3,9 @@
  * the model after it, and what the model and the implementation answered and showed. The first check that fails
  * names the counterexample; the last one, "every answer equals the model's", catches whatever the others do not.
  */
-import type { ItemState, WorkQueueModel } from "../model/index.js";
-import { type Answer, type Operation, plural, sameAnswer, showOperation, showValue } from "./operation.js";
+import type { ItemState, WorkQueueModel } from "../../model/index.js";
+import { type Answer, type Operation, sameAnswer } from "./operation.js";
+import { plural, showAnswer, showCall, showValue } from "./render.js";
 
 /** The views of a queue after a step (docs/spec.md §9); `failures` is of the step's item. */
 export interface Views {
@@ -101,11 +102,11 @@ export const invariants: readonly Invariant[] = [
       const { verb } = f.operation;
       if ((verb !== "add" && verb !== "retry") || !f.model.shuttingDown) return undefined;
       if (verb === "retry" && f.actual.kind === "value" && f.actual.value === true) {
-        return `${showOperation(f.operation)} answered true while shutting down`;
+        return `${showCall(f.operation)} answered true while shutting down`;
       }
       const size = wrongSize(f);
       if (size === undefined || size < (f.expectedViews.size as number)) return undefined;
-      return `${showOperation(f.operation)} queued ${itemOf(f.operation)} while shutting down`;
+      return `${showCall(f.operation)} queued ${itemOf(f.operation)} while shutting down`;
     },
   },
   {
@@ -115,7 +116,7 @@ export const invariants: readonly Invariant[] = [
       if (f.operation.verb !== "retry" || f.actual.kind !== "value" || f.expected.kind !== "value") return undefined;
       if (f.actual.value === f.expected.value) return undefined;
       const count = `failure count ${f.expectedViews.failures} against maxRetries ${f.model.maxRetries}`;
-      return `${showOperation(f.operation)} answered ${showValue(f.actual.value)} at ${count}`;
+      return `${showCall(f.operation)} answered ${showValue(f.actual.value)} at ${count}`;
     },
   },
   {
@@ -126,10 +127,10 @@ export const invariants: readonly Invariant[] = [
       if (f.operation.verb !== "done" || size === undefined) return undefined;
       const item = itemOf(f.operation);
       if (f.before === "in flight + dirty" && size < (f.expectedViews.size as number)) {
-        return `${showOperation(f.operation)} did not requeue ${item}, which was marked dirty while in flight`;
+        return `${showCall(f.operation)} did not requeue ${item}, which was marked dirty while in flight`;
       }
       if (f.before === "in flight" && size > (f.expectedViews.size as number)) {
-        return `${showOperation(f.operation)} requeued ${item}, which nothing had marked dirty`;
+        return `${showCall(f.operation)} requeued ${item}, which nothing had marked dirty`;
       }
       return undefined;
     },
@@ -141,7 +142,7 @@ export const invariants: readonly Invariant[] = [
       const size = wrongSize(f);
       if (size === undefined || size < (f.expectedViews.size as number)) return undefined;
       const queued = plural(f.expectedViews.size as number, "item");
-      return `size is ${size} after ${showOperation(f.operation)}, but the model has ${queued} queued, each once`;
+      return `size is ${size} after ${showCall(f.operation)}, but the model has ${queued} queued, each once`;
     },
   },
   {
@@ -158,16 +159,11 @@ export const invariants: readonly Invariant[] = [
     rule: "§4–§9",
     check(f) {
       if (!sameAnswer(f.expected, f.actual, f.compareMessages)) {
-        return `${showOperation(f.operation)} answered ${answerText(f.actual)}, expected ${answerText(f.expected)}`;
+        return `${showCall(f.operation)} answered ${showAnswer(f.actual)}, expected ${showAnswer(f.expected)}`;
       }
       const [view] = wrongViews(f.expectedViews, f.actualViews);
       if (view === undefined) return undefined;
-      return `after ${showOperation(f.operation)}: expected ${view} ${f.expectedViews[view]}, got ${f.actualViews[view]}`;
+      return `after ${showCall(f.operation)}: expected ${view} ${f.expectedViews[view]}, got ${f.actualViews[view]}`;
     },
   },
 ];
-
-/** An answer in words: `"a"`, `undefined`, `throws TypeError: …`. */
-export function answerText(answer: Answer): string {
-  return answer.kind === "error" ? `throws ${answer.name}: ${answer.message}` : showValue(answer.value);
-}

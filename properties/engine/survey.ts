@@ -8,7 +8,7 @@ import type { Plan } from "./commands.js";
 import type { Driver, Observe } from "./driver.js";
 import { planOf } from "./plan.js";
 import { isThenable, type MaybePromise } from "./subject.js";
-import { type VerifyOptions, type Violation, verify } from "./verify.js";
+import { type VerifyOptions, type Violation, verifyStarted } from "./verify.js";
 
 /** The first failing run of a survey, if any. */
 export interface SurveyResult {
@@ -16,17 +16,6 @@ export interface SurveyResult {
   readonly failing: number;
   /** That run's violation, unshrunk. */
   readonly violation?: Violation | undefined;
-}
-
-/** Verifies a run started on a driver, once it is ready. */
-export async function verifyStarted(
-  started: MaybePromise<Observe>,
-  maxRetries: number,
-  plan: Plan,
-  options: VerifyOptions,
-): Promise<Violation | undefined> {
-  const observe = isThenable(started) ? await started : started;
-  return verify(plan, maxRetries, observe, options);
 }
 
 /**

@@ -1,10 +1,10 @@
 /**
  * The one-line helper that adds the conformance check to someone else's test suite.
  */
-import type { Profile } from "./commands.js";
-import { type ConformanceOptions, checkConformance } from "./conformance.js";
-import { formatReport } from "./report.js";
-import type { SubjectFactory } from "./subject.js";
+import type { Profile } from "../engine/commands.js";
+import { type ConformanceOptions, checkConformance } from "../engine/conformance.js";
+import type { SubjectFactory } from "../engine/subject.js";
+import { formatReport } from "./text.js";
 
 /** A test-registering function such as vitest's, jest's or `node:test`'s `test(name, fn)`. */
 export type TestFunction = (name: string, fn: () => Promise<void>) => unknown;

@@ -1,0 +1,79 @@
+/**
+ * The one argument parser of the command-line entry points: `node:util`'s `parseArgs` for the syntax, and the
+ * options every check shares (`--profile`, `--runs`, `--seed`, `--replay`, `--max-commands`) read and checked in one
+ * place. A bad value is a {@link UsageError} naming the option and the value.
+ */
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import type { Profile } from "../engine/commands.js";
+
+/** A bad command line: the entry point prints its message and "see --help", and exits with the usage-error code. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+/** The options of a check, as `parseArgs` declares them. */
+export const checkOptions = {
+  profile: { type: "string" },
+  runs: { type: "string" },
+  seed: { type: "string" },
+  replay: { type: "string" },
+  "max-commands": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** What the shared options say. */
+export interface CheckArguments {
+  /** `--profile`, if given. */
+  readonly profile: Profile | undefined;
+  /** `--runs`, or the entry point's default. */
+  readonly runs: number;
+  /** `--seed`, if given. */
+  readonly seed: number | undefined;
+  /** `--replay`, if given. */
+  readonly replay: string | undefined;
+  /** `--max-commands`, if given. */
+  readonly maxCommands: number | undefined;
+}
+
+/** Parses `args` with `options` (which include {@link checkOptions}); a syntax error becomes a {@link UsageError}. */
+export function parse<O extends NonNullable<ParseArgsConfig["options"]>>(
+  args: readonly string[],
+  options: O,
+  allowPositionals = false,
+): ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: boolean; strict: true }>> {
+  try {
+    return parseArgs({ args: [...args], options, allowPositionals, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** A positive integer option, or `undefined` when it is not given. */
+export function positive(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer, got \`${value}\``);
+  return n;
+}
+
+/** Reads and checks the options every check shares; `runs` is the entry point's default for `--runs`. */
+export function checkArguments(
+  values: { readonly [K in keyof typeof checkOptions]?: string | boolean | undefined },
+  runs: number,
+): CheckArguments {
+  const profile = values.profile as string | undefined;
+  if (profile !== undefined && profile !== "contract" && profile !== "robust") {
+    throw new UsageError(`--profile must be contract or robust, got \`${profile}\``);
+  }
+  const seedText = values.seed as string | undefined;
+  const seed = seedText === undefined ? undefined : Number(seedText);
+  if (seed !== undefined && !Number.isInteger(seed))
+    throw new UsageError(`--seed must be an integer, got \`${seedText}\``);
+  return {
+    profile,
+    runs: positive("runs", values.runs as string | undefined) ?? runs,
+    seed,
+    replay: values.replay as string | undefined,
+    maxCommands: positive("max-commands", values["max-commands"] as string | undefined),
+  };
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+/**
+ * The entry point of `workqueue-conformance`: checks that the gate's peers are installed, runs the gate and exits
+ * with its code — the one `process.exit`.
+ */
+import { missingPeers, missingPeersMessage } from "../engine/peers.js";
+import { exitCodes } from "./exit-codes.js";
+
+let code: number;
+const missing = missingPeers(["fast-check", "ajv"]);
+if (missing.length > 0) {
+  process.stderr.write(`workqueue-conformance: ${missingPeersMessage(missing, "workqueue-conformance")}\n`);
+  code = exitCodes["usage error"];
+} else {
+  const { main } = await import("./gate.js"); // after the check: its imports need the peers
+  const io = {
+    out: (text: string) => process.stdout.write(text),
+    err: (text: string) => process.stderr.write(text),
+    progress: process.stderr.isTTY === true && process.env.CI === undefined,
+  };
+  code = await main(process.argv.slice(2), io);
+}
+process.stdout.write("", () => process.exit(code));

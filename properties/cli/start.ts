@@ -1,0 +1,67 @@
+/**
+ * `npm start`: checks the reference queue against the model in both profiles and prints a short conformance
+ * report. A thin shell over {@link checkConformance}: the shared argument parser, output, and the shared exit codes.
+ */
+import { WorkQueue } from "../../src/index.js";
+import { referenceItems } from "../engine/arbitraries.js";
+import type { Profile } from "../engine/commands.js";
+import { checkConformance } from "../engine/conformance.js";
+import { Coverage, reachable } from "../engine/coverage.js";
+import { plural } from "../engine/render.js";
+import { formatReport } from "../report/text.js";
+import { checkArguments, checkOptions, parse, UsageError } from "./args.js";
+import { exitCodeHelp, exitCodes } from "./exit-codes.js";
+
+const usage = `usage: npm start -- [--runs N] [--seed N] [--profile contract|robust] [--replay TOKEN] [--max-commands N]
+
+Checks the reference WorkQueue against the executable model of docs/spec.md, in both profiles unless --profile
+names one; every sequence may call shutDown. --replay takes the token a failed report prints.
+
+${exitCodeHelp}`;
+
+/** Runs the check with `argv` and returns the exit code. */
+async function main(argv: readonly string[]): Promise<number> {
+  let options: ReturnType<typeof checkArguments>;
+  try {
+    const { values } = parse(argv, checkOptions);
+    if (values.help) {
+      console.log(usage);
+      return exitCodes.conforms;
+    }
+    options = checkArguments(values, 500);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`npm start: ${error.message} (see --help)`);
+    return exitCodes["usage error"];
+  }
+  console.log("workqueue-spec: the reference WorkQueue against the executable model of docs/spec.md\n");
+  const profiles: Profile[] = options.profile === undefined ? ["contract", "robust"] : [options.profile];
+  let conforms = true;
+  for (const profile of profiles) {
+    const coverage = new Coverage();
+    const report = await checkConformance((o) => new WorkQueue(o), {
+      profile,
+      runs: options.runs,
+      seed: options.seed,
+      replay: options.replay,
+      maxCommands: options.maxCommands,
+      items: referenceItems,
+      compareMessages: true,
+      coverage,
+      shutDown: true,
+    });
+    const again = options.maxCommands === undefined ? "" : ` --max-commands ${options.maxCommands}`;
+    console.log(formatReport(report, (token) => `npm start -- --profile ${profile}${again} --replay=${token}`));
+    const total = reachable(profile, { shutDown: true }).length;
+    const missed = coverage.missed(profile, { shutDown: true });
+    const never = missed.length === 0 ? "" : ` (never: ${missed.join("; ")})`;
+    if (options.replay === undefined)
+      console.log(`  ${total - missed.length} of ${total} reachable transitions exercised${never}`);
+    conforms &&= report.verdict === "conforms" && (options.replay !== undefined || missed.length === 0);
+  }
+  const verdict = conforms ? "conforms" : "does not conform";
+  console.log(`\nverdict: ${verdict} (${plural(profiles.length, "profile")})`);
+  return exitCodes[verdict];
+}
+
+process.exitCode = await main(process.argv.slice(2));

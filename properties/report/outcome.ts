@@ -1,0 +1,24 @@
+/**
+ * The outcome of one run of the gate, the input of every machine-readable report.
+ */
+import type { ProtocolBreach } from "../engine/breach.js";
+import type { ConformanceReport } from "../engine/conformance.js";
+
+/** The outcome of one gate run: a report, or the breach that stopped it. */
+export interface GateOutcome {
+  /** What was checked, in words: the command line or the module. */
+  readonly target: string;
+  /** The report, when the check ran to its end. */
+  readonly report?: ConformanceReport | undefined;
+  /** The breach, when the implementation broke the protocol. */
+  readonly breach?: ProtocolBreach | undefined;
+  /** How long the check took, in milliseconds. */
+  readonly durationMs: number;
+  /** The exit code the gate ends with. */
+  readonly exitCode: number;
+}
+
+/** The verdict of an outcome in words. */
+export function verdictOf(outcome: GateOutcome): string {
+  return outcome.breach === undefined ? (outcome.report?.verdict ?? "not checked") : "broke the protocol";
+}
