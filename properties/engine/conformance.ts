@@ -7,6 +7,7 @@ import { type ItemUniverse, replayPathOf, type Scenario, type Shape, scenario, s
 import type { Plan, Profile } from "./commands.js";
 import type { Coverage } from "./coverage.js";
 import { type Driver, inProcess } from "./driver.js";
+import { OptionError } from "./errors.js";
 import { type Invariant, invariants } from "./invariants.js";
 import { minimize } from "./minimize.js";
 import { planOf } from "./plan.js";
@@ -48,6 +49,12 @@ export interface ConformanceOptions {
    * @defaultValue `false`
    */
   readonly shutDown?: boolean | undefined;
+  /**
+   * How long, in milliseconds, a call or a view of an in-process queue may take to settle before the check stops
+   * with a `ProtocolBreach` of kind `timed out` (a promise that never settles would otherwise hang the check).
+   * @defaultValue 5000
+   */
+  readonly timeoutMs?: number | undefined;
   /** Called after every run, shrinking runs included, with the totals so far. @defaultValue nothing is called */
   readonly onProgress?: ((progress: { readonly runs: number; readonly commands: number }) => void) | undefined;
 }
@@ -97,7 +104,7 @@ class ViolationError extends Error {
 function parseReplay(token: string): { seed: number; path: string; replayPath: string } {
   const [seed = "", path = "", replayPath = ""] = token.split(",");
   if (!/^-?\d+$/.test(seed) || !/^\d+(:\d+)*$/.test(path)) {
-    throw new RangeError(
+    throw new OptionError(
       `Expected \`replay\` to be a token such as "42,0:1:3,AAAE:A", got \`${JSON.stringify(token)}\``,
     );
   }
@@ -206,5 +213,8 @@ export async function checkConformance<T>(
   factory: SubjectFactory<T>,
   options: ConformanceOptions = {},
 ): Promise<ConformanceReport> {
-  return checkDriver(inProcess(factory, { shutDown: options.shutDown === true }), options);
+  return checkDriver(
+    inProcess(factory, { shutDown: options.shutDown === true, timeoutMs: options.timeoutMs ?? 5000 }),
+    options,
+  );
 }

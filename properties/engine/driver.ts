@@ -3,8 +3,11 @@
  * driver (properties/protocol/) writes requests to a child process. Either way, verification sees one
  * observation per step: the answer and the views.
  */
+
+import { ProtocolBreach } from "./breach.js";
 import type { Views } from "./invariants.js";
 import type { Answer, Operation } from "./operation.js";
+import { showCall } from "./render.js";
 import { isThenable, type MaybePromise, perform, readView, type Subject, type SubjectFactory } from "./subject.js";
 
 /** What the implementation answered to one call and showed right after it. */
@@ -45,12 +48,29 @@ function withViews(subject: Subject<unknown>, operation: Operation, answer: Answ
   return views.some(isThenable) ? Promise.all(views).then(observation) : observation(views);
 }
 
-/** Performs a call on an in-process queue and then reads its views. */
-function observe(subject: Subject<unknown>, operation: Operation): MaybePromise<Observation> {
+/**
+ * Settles with `promise`, or rejects with a `timed out` breach naming `what` once `timeoutMs` pass first. The timer
+ * is cleared as soon as the promise settles, so a check that ends leaves no timer behind.
+ */
+function bounded<V>(promise: PromiseLike<V>, timeoutMs: number, what: string): Promise<V> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    const message = `${what} did not settle within ${timeoutMs} ms`;
+    timer = setTimeout(() => reject(new ProtocolBreach("timed out", message, "")), timeoutMs);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** Performs a call on an in-process queue and then reads its views, each bounded by `timeoutMs`. */
+function observe(subject: Subject<unknown>, operation: Operation, timeoutMs: number): MaybePromise<Observation> {
   const answer = perform(subject, operation);
-  return isThenable(answer)
-    ? answer.then((a) => withViews(subject, operation, a))
-    : withViews(subject, operation, answer);
+  const after = (a: Answer) => {
+    const observed = withViews(subject, operation, a);
+    return isThenable(observed)
+      ? bounded(observed, timeoutMs, `reading the views after ${showCall(operation)}`)
+      : observed;
+  };
+  return isThenable(answer) ? bounded(answer, timeoutMs, showCall(operation)).then(after) : after(answer);
 }
 
 /**
@@ -58,17 +78,21 @@ function observe(subject: Subject<unknown>, operation: Operation): MaybePromise<
  * `shutDown`, the queues must offer `shutDown()`: a check that sends it would otherwise fail for a reason that is
  * not the queue's answer.
  */
-export function inProcess<T>(factory: SubjectFactory<T>, options: { readonly shutDown?: boolean } = {}): Driver {
+export function inProcess<T>(
+  factory: SubjectFactory<T>,
+  options: { readonly shutDown?: boolean; readonly timeoutMs?: number } = {},
+): Driver {
+  const timeoutMs = options.timeoutMs ?? 5000;
   const ready = (subject: Subject<T>): Observe => {
     if (options.shutDown === true && typeof subject.shutDown !== "function") {
       throw new TypeError("Expected the factory's queues to offer `shutDown()`, as `options.shutDown` is true");
     }
-    return (operation) => observe(subject as Subject<unknown>, operation);
+    return (operation) => observe(subject as Subject<unknown>, operation, timeoutMs);
   };
   return {
     start(maxRetries) {
       const made = factory({ maxRetries });
-      return isThenable(made) ? Promise.resolve(made).then(ready) : ready(made);
+      return isThenable(made) ? bounded(made, timeoutMs, "the factory").then(ready) : ready(made);
     },
   };
 }

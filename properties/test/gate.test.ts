@@ -5,8 +5,10 @@
  */
 import { expect, test } from "vitest";
 import { WorkQueue } from "../../src/index.js";
+import { ProtocolBreach } from "../engine/breach.js";
 import type { Profile } from "../engine/commands.js";
 import { checkConformance } from "../engine/conformance.js";
+import { OptionError } from "../engine/errors.js";
 import { invariants } from "../engine/invariants.js";
 import type { SubjectFactory } from "../engine/subject.js";
 import { conformanceTests } from "../report/conformance-tests.js";
@@ -82,9 +84,11 @@ test("a replay token from a failed report reproduces exactly its counterexample"
   expect(again.runs).toBe(1);
 });
 
-test("a replay token that is not one is a RangeError that names it", async () => {
-  await expect(checkConformance(wrong.naive, { replay: "nonsense" })).rejects.toThrow(
-    new RangeError('Expected `replay` to be a token such as "42,0:1:3,AAAE:A", got `"nonsense"`'),
+test("a replay token that is not one is an OptionError (a RangeError) that names it", async () => {
+  const checked = checkConformance(wrong.naive, { replay: "nonsense" });
+  await expect(checked).rejects.toBeInstanceOf(RangeError);
+  await expect(checked).rejects.toThrow(
+    new OptionError('Expected `replay` to be a token such as "42,0:1:3,AAAE:A", got `"nonsense"`'),
   );
 });
 
@@ -108,3 +112,20 @@ test("an asynchronous queue is checked like a synchronous one", async () => {
 });
 
 conformanceTests(test, (options) => new WorkQueue<unknown>(options), { seed, runs: runs(100) });
+
+test("an in-process call that never settles stops the check with a timed-out breach naming the call", async () => {
+  const hangs = (options: { maxRetries: number }) => {
+    const queue = new WorkQueue<unknown>(options);
+    return {
+      add: (item: unknown) => queue.add(item),
+      get: () => new Promise<undefined>(() => {}),
+      done: (item: unknown) => queue.done(item),
+      retry: (item: unknown) => queue.retry(item),
+      forget: (item: unknown) => queue.forget(item),
+      size: () => queue.size,
+    };
+  };
+  const checked = checkConformance(hangs, { profile: "contract", seed: 1, runs: 5, timeoutMs: 50 });
+  await expect(checked).rejects.toThrow(new ProtocolBreach("timed out", "get() did not settle within 50 ms", ""));
+  await expect(checked).rejects.toBeInstanceOf(ProtocolBreach);
+});

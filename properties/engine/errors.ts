@@ -1,0 +1,8 @@
+/**
+ * The error a check throws for a bad option of its own — a malformed replay token, a replay under options other
+ * than those it was made with — as opposed to a finding about the queue (a report) or a breach by the
+ * implementation (`ProtocolBreach`). The command line answers it with the usage-error exit code.
+ */
+export class OptionError extends RangeError {
+  override readonly name = "OptionError";
+}
