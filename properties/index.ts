@@ -19,6 +19,7 @@ export {
   checkDriver,
 } from "./engine/conformance.js";
 export type { Driver, Observation, Observe } from "./engine/driver.js";
+export { OptionError } from "./engine/errors.js";
 export type { Invariant, Views } from "./engine/invariants.js";
 export type {
   Answer,
