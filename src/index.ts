@@ -6,4 +6,4 @@
  */
 export { WorkQueue, type WorkQueueOptions } from "./queue.js";
 export type { WaitOptions } from "./waiters.js";
-export { runWorkers, type WorkerOptions } from "./workers.js";
+export { type HandlerContext, runWorkers, type WorkerOptions } from "./workers.js";

@@ -22,13 +22,13 @@ export interface WorkerOptions<T> {
    */
   readonly signal?: AbortSignal | undefined;
   /**
-   * Called with every failure of the handler, after `retry` counted it (so `queue.failures(item)` includes it),
-   * whether or not the item will be retried; and with what `onGiveUp` throws. A promise it answers is awaited
-   * before `done`. What it throws or rejects with is discarded: it must report, not fail.
+   * Called with the item and every failure of its handler, after `retry` counted it (so `queue.failures(item)`
+   * includes it), whether or not the item will be retried; and with what `onGiveUp` throws. A promise it answers
+   * is awaited before `done`. What it throws or rejects with is discarded: it must report, not fail.
    *
    * @defaultValue `undefined`: failures are not reported.
    */
-  readonly onError?: ((error: unknown, item: T) => unknown) | undefined;
+  readonly onError?: ((item: T, error: unknown) => unknown) | undefined;
   /**
    * Called when `retry` gives up on an item — at its `maxRetries`-th failure, or at any failure once the queue is
    * shutting down — with the handler's error. A promise it answers is awaited before `done`. What it throws or
@@ -39,11 +39,24 @@ export interface WorkerOptions<T> {
   readonly onGiveUp?: ((item: T, error: unknown) => unknown) | undefined;
 }
 
+/** What a handler is given besides its item. */
+export interface HandlerContext {
+  /**
+   * Aborts when the workers' `signal` does (with its reason), so that a long handler can stop early; a handler that
+   * stops early should throw (the item is then retried) or finish what it must. It never aborts when the workers
+   * were given no signal.
+   */
+  readonly signal: AbortSignal;
+}
+
 /** The callbacks' default: nothing. */
 function ignore(): void {}
 
+/** The signal of handlers whose workers have none: it never aborts. */
+const never = new AbortController().signal;
+
 /**
- * Runs `concurrency` workers on `queue` (docs/spec.md §15). Each takes an item, awaits `handler(item)`, then calls
+ * Runs `concurrency` workers on `queue` (docs/spec.md §15). Each takes an item, awaits `handler(item, { signal })`, then calls
  * `forget` on success, or on failure `retry`, `onError` and, when `retry` gives up, `onGiveUp`; and always `done`.
  * The promise resolves once every worker has stopped: when the queue is shut down and nothing is queued, or after
  * `signal` aborts and the handlers in flight have settled.
@@ -71,7 +84,7 @@ function ignore(): void {}
  */
 export function runWorkers<T>(
   queue: Pick<WorkQueue<T>, "take" | "forget" | "retry" | "done">,
-  handler: (item: T) => unknown,
+  handler: (item: T, context: HandlerContext) => unknown,
   options?: WorkerOptions<T>,
 ): Promise<void> {
   assertFunction("handler", handler);
@@ -82,9 +95,10 @@ export function runWorkers<T>(
   assertFunction("onError", onError, "undefined or a function");
   assertFunction("onGiveUp", onGiveUp, "undefined or a function");
   const next = () => queue.take({ signal }).catch(ignore); // a take rejects only when the signal aborts
+  const context: HandlerContext = { signal: signal ?? never };
   const work = async () => {
     for (let item = await next(); item !== undefined; item = await next()) {
-      await handle(queue, item, handler, onError, onGiveUp);
+      await handle(queue, item, (x) => handler(x, context), onError, onGiveUp);
     }
   };
   return Promise.all(Array.from({ length: concurrency }, work)).then(ignore);
@@ -95,10 +109,10 @@ async function handle<T>(
   queue: Pick<WorkQueue<T>, "forget" | "retry" | "done">,
   item: T,
   handler: (item: T) => unknown,
-  onError: (error: unknown, item: T) => unknown,
+  onError: (item: T, error: unknown) => unknown,
   onGiveUp: (item: T, error: unknown) => unknown,
 ): Promise<void> {
-  const report = (error: unknown) => attempt(() => onError(error, item), ignore);
+  const report = (error: unknown) => attempt(() => onError(item, error), ignore);
   try {
     await handler(item);
     queue.forget(item);

@@ -11,7 +11,7 @@ async function reconcile(key: string): Promise<void> {
 
 const workers = runWorkers(queue, reconcile, {
   concurrency: 4,
-  onError: (error, key) => console.warn(`${key} failed: ${error}`),
+  onError: (key, error) => console.warn(`${key} failed: ${error}`),
   onGiveUp: (key) => console.error(`gave up on ${key}`),
 });
 for (const key of ["default/web", "default/db", "default/web"]) queue.add(key); // changes seen by a watch

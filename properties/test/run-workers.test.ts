@@ -58,7 +58,7 @@ test("a success forgets the failures; a throw and a rejection are each counted o
   const wq = new WorkQueue<string>({ maxRetries: 2 });
   const script = ["throws", "succeeds", "rejects", "succeeds"];
   const counts: number[] = [];
-  const onError = (_: unknown, key: string) => void counts.push(wq.failures(key));
+  const onError = (key: string) => void counts.push(wq.failures(key));
   const handler = async (key: string) => {
     const step = script.shift();
     if (step === "rejects") await Promise.reject(new Error(step));
@@ -71,6 +71,66 @@ test("a success forgets the failures; a throw and a rejection are each counted o
   wq.shutDown();
   await flush();
   expect([script, counts, wq.failures("a"), workers.state]).toEqual([[], [1, 1], 0, "resolved"]);
+});
+
+test("onError and onGiveUp both take the item first, then the error (§15.1)", async () => {
+  const wq = new WorkQueue<string>({ maxRetries: 1 });
+  const calls: [string, string, unknown][] = [];
+  const error = new Error("broken");
+  runWorkers(wq, () => Promise.reject(error), {
+    onError: (key, e) => void calls.push(["onError", key, e]),
+    onGiveUp: (key, e) => void calls.push(["onGiveUp", key, e]),
+  });
+  wq.add("a");
+  await flush();
+  wq.shutDown();
+  expect(calls).toEqual([
+    ["onError", "a", error],
+    ["onGiveUp", "a", error],
+  ]);
+});
+
+test("a handler gets the item and a signal that aborts, with its reason, when the workers' signal does (§15.1)", async () => {
+  const wq = new WorkQueue<string>({ maxRetries: 3 });
+  const stop = new AbortController();
+  const gate = deferred();
+  const seen: { key: string; signal: AbortSignal }[] = [];
+  const workers = track(
+    runWorkers(
+      wq,
+      (key, { signal }) => {
+        seen.push({ key, signal });
+        return gate.promise;
+      },
+      { signal: stop.signal },
+    ),
+  );
+  wq.add("a");
+  await flush();
+  const [first] = seen;
+  expect([first?.key, first?.signal.aborted]).toEqual(["a", false]);
+  const reason = new Error("stop");
+  stop.abort(reason);
+  expect([first?.signal.aborted, first?.signal.reason]).toEqual([true, reason]);
+  gate.resolve();
+  await flush();
+  expect(workers.state).toBe("resolved");
+});
+
+test("without a signal for the workers, a handler's signal never aborts (§15.1)", async () => {
+  const wq = new WorkQueue<string>({ maxRetries: 3 });
+  const signals: AbortSignal[] = [];
+  const workers = track(runWorkers(wq, (_key, { signal }) => void signals.push(signal)));
+  wq.add("a");
+  await flush();
+  wq.shutDown();
+  await flush();
+  expect([signals.length, signals[0] instanceof AbortSignal, signals[0]?.aborted, workers.state]).toEqual([
+    1,
+    true,
+    false,
+    "resolved",
+  ]);
 });
 
 test("a handler that throws synchronously is retried like one that rejects (§15.1, §15.2)", async () => {
@@ -123,7 +183,7 @@ test("an error from onGiveUp goes to onError; one from onError is discarded; the
     if (key === "a") throw new Error("dead letter a");
     return Promise.reject(new Error("dead letter b"));
   };
-  const onError = (error: unknown) => {
+  const onError = (_key: string, error: unknown) => {
     reported.push((error as Error).message);
     if (reported.length % 2 === 0) throw new Error("log down");
     return Promise.reject(new Error("log down"));

@@ -152,11 +152,11 @@ class WorkersRun {
   }
 
   /** `onError`: books that the failure was reported. */
-  readonly onError = (error: unknown, k: string): unknown => {
-    this.run.note(`  onError(${showValue(error)}, ${showValue(k)})`);
+  readonly onError = (k: string, error: unknown): unknown => {
+    this.run.note(`  onError(${showValue(k)}, ${showValue(error)})`);
     const last = this.ledger.last(k);
     if (error instanceof HandlerError && last !== undefined) last.reported = true;
-    return this.#answer(`onError(…, ${showValue(k)})`);
+    return this.#answer(`onError(${showValue(k)}, …)`);
   };
 
   /** `onGiveUp`: books that the key was given up, after a failure. */
