@@ -15,6 +15,11 @@ import { Session } from "./session.js";
 export interface ConnectOptions {
   /** How long to wait for each reply before giving up on the implementation, in milliseconds. @defaultValue 5000 */
   readonly timeoutMs?: number;
+  /**
+   * How long the implementation may take to start and answer the handshake, in milliseconds: a start on a busy
+   * machine (a JVM, a cold interpreter) is not a hang. @defaultValue the larger of 30000 and `timeoutMs`
+   */
+  readonly startupTimeoutMs?: number;
   /** Whether to send a whole run before reading its replies, or one request at a time. @defaultValue `true` */
   readonly pipeline?: boolean;
 }
@@ -94,7 +99,8 @@ export async function connect(
   args: readonly string[],
   options: ConnectOptions = {},
 ): Promise<ProtocolDriver> {
-  const session = await Session.spawn(command, args, options.timeoutMs ?? 5000);
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const session = await Session.spawn(command, args, options.startupTimeoutMs ?? Math.max(30_000, timeoutMs));
   let hello: { name: string; features: string[] };
   try {
     const [helloReply, unknownReply] = await session.send([{ op: "hello" }, { op: "frobnicate" }]);
@@ -107,6 +113,7 @@ export async function connect(
       throw new ProtocolBreach("malformed reply", `the unknown request {"op":"frobnicate"} ${why}`, session.stderrTail);
     }
     hello = helloReply as typeof hello;
+    session.started(timeoutMs);
   } catch (error) {
     await session.close();
     throw error;

@@ -21,7 +21,8 @@ const stderrKept = 4096;
 /** A running implementation. Create with {@link Session.spawn}; always `close` it. */
 export class Session {
   readonly #child: ChildProcessWithoutNullStreams;
-  readonly #timeoutMs: number;
+  /** The deadline of each reply; while the implementation starts, the start-up deadline (see `started`). */
+  #timeoutMs: number;
   /** Batches written and not yet fully answered, oldest first. */
   readonly #pending: Batch[] = [];
   /** The deadline of the oldest unanswered request: one timer, re-armed only when it fires (see `#arm`). */
@@ -72,6 +73,18 @@ export class Session {
       child.once("error", (error) => reject(new StartError(`cannot start \`${command}\`: ${error.message}`)));
     });
     return new Session(child, timeoutMs);
+  }
+
+  /**
+   * Says that the implementation has started (it answered the handshake): from now on each reply must come within
+   * `timeoutMs`. Until then the start-up deadline applies, so that a slow start on a busy machine is not mistaken for
+   * a hung implementation.
+   */
+  started(timeoutMs: number): void {
+    this.#timeoutMs = timeoutMs;
+    clearTimeout(this.#timer); // it may sleep for the start-up deadline: wake it for the new one
+    this.#timer = undefined;
+    if (this.#pending.length > 0) this.#arm();
   }
 
   /** The last lines the implementation wrote to stderr. */

@@ -147,7 +147,8 @@ describe("an implementation that breaks the protocol", () => {
   test("a hung implementation times out, exits 3, and is killed and reaped", async () => {
     const pidFile = join(scratch, "hang.pid");
     const { code, out } = await gate("--timeout", "300", "--runs", "5", "--", ...broken("hang", pidFile));
-    expect(out).toContain("broke the protocol (timed out): no reply to");
+    // It answers the handshake (whose deadline allows for a slow start) and hangs at the first run's `new`.
+    expect(out).toContain('broke the protocol (timed out): no reply to {"op":"new","maxRetries":');
     expect(out).toContain("within 300 ms");
     expect(code).toBe(3);
     expect(alive(Number(readFileSync(pidFile, "utf8")))).toBe(false);
