@@ -1,49 +1,101 @@
 /**
- * The README's controller example runs as written: the file below is quoted verbatim in README.md, and this test
- * imports and runs it, on the sources, within a bounded number of event-loop turns.
+ * Every TypeScript block of README.md runs as printed, on its own, as a user would run it: stripped of its types,
+ * in a separate Node.js process, in a project whose `node_modules/workqueue-spec` is this package as built (`npm
+ * test` builds first). The controller runs until it is sent SIGTERM; a block that imports vitest is run by vitest.
+ * `npm run check:consumer` does the same from a packed tarball installed into a fresh project.
  */
-import { readFileSync } from "node:fs";
-import { expect, test, vi } from "vitest";
-import { flush, track } from "./turns.js";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import ts from "typescript";
+import { expect, test } from "vitest";
 
-test("the README quotes the controller example verbatim", () => {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const example = readFileSync(new URL("controller.example.ts", import.meta.url), "utf8");
-  expect(readme).toContain(`\`\`\`ts\n${example}\`\`\``);
+const root = new URL("../../", import.meta.url).pathname;
+const readme = readFileSync(join(root, "README.md"), "utf8");
+
+/** The README's TypeScript blocks, each with the heading of its section. */
+const blocks: { section: string; code: string }[] = [];
+let section = "";
+for (const [, heading, code] of readme.matchAll(/^## (.*)$|^```ts\n([\s\S]*?)^```$/gm)) {
+  if (heading !== undefined) section = heading;
+  if (code !== undefined) blocks.push({ section, code });
+}
+
+/** A project whose dependencies are this package and what it needs, linked from this repository. */
+const project = mkdtempSync(join(tmpdir(), "workqueue-readme-"));
+mkdirSync(join(project, "node_modules"));
+writeFileSync(join(project, "package.json"), JSON.stringify({ name: "readme-blocks", type: "module", private: true }));
+symlinkSync(root, join(project, "node_modules", "workqueue-spec"));
+for (const name of ["fast-check", "ajv", "vitest"]) {
+  symlinkSync(join(root, "node_modules", name), join(project, "node_modules", name));
+}
+
+/** Writes `code`, stripped of its types, as `file` in the project. */
+function write(file: string, code: string): string {
+  const js = ts.transpileModule(code, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
+  }).outputText;
+  writeFileSync(join(project, file), js);
+  return join(project, file);
+}
+
+/** Starts `node args…` in the project and collects what it prints. */
+function start(args: readonly string[]): { child: ChildProcess; out: string[]; err: string[]; exit: Promise<number> } {
+  const child = spawn(process.execPath, args, { cwd: project, env: { ...process.env, NO_COLOR: "1", CI: "1" } });
+  const out: string[] = [];
+  const err: string[] = [];
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => out.push(chunk));
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => err.push(chunk));
+  const exit = new Promise<number>((resolve) => child.once("close", (code) => resolve(code ?? -1)));
+  return { child, out, err, exit };
+}
+
+test("the README has its TypeScript blocks: the API, the controller and the conformance tests", () => {
+  expect(blocks.map((block) => block.section)).toEqual([
+    "The API at a glance",
+    "A controller",
+    "Checking your own queue",
+  ]);
 });
 
-test("the README's controller example reconciles every key, retries the failing one, and stops on SIGTERM", async () => {
-  const lines: string[] = [];
-  const spies = (["log", "warn", "error"] as const).map((level) =>
-    vi.spyOn(console, level).mockImplementation((...words) => void lines.push(`${level}: ${words.join(" ")}`)),
-  );
-  // The example bounds its drain with AbortSignal.timeout(10_000); here the test holds that signal, not a timer.
-  const deadline = new AbortController();
-  const timeout = vi.spyOn(AbortSignal, "timeout").mockReturnValue(deadline.signal);
-  const listeners = () => process.listenerCount("SIGTERM");
-  const before = listeners();
-  try {
-    const ran = track(import("./controller.example.js"));
-    while (listeners() === before && ran.state === "pending") await flush(); // loading the module
-    for (let turn = 0; turn < 20; turn++) await flush();
-    expect([ran.state, listeners(), lines.length]).toEqual(["pending", before + 1, 4]);
-    process.emit("SIGTERM", "SIGTERM");
-    for (let turn = 0; turn < 20 && ran.state === "pending"; turn++) await flush();
-    if (ran.state === "pending") deadline.abort(new Error("the drain did not finish within 20 turns"));
-    for (let turn = 0; turn < 20 && ran.state === "pending"; turn++) await flush();
-    expect([ran.state, ran.reason, timeout.mock.calls, listeners()]).toEqual([
-      "resolved",
-      undefined,
-      [[10_000]],
-      before,
-    ]);
-  } finally {
-    for (const spy of [...spies, timeout]) spy.mockRestore();
-  }
-  expect(lines).toEqual([
-    "log: reconciled default/web",
-    "warn: default/db failed: Error: database not ready",
-    "log: reconciled default/web",
-    "log: reconciled default/db",
+test("the API block runs on its own and prints what its comments say", async () => {
+  const block = blocks.find((b) => b.section === "The API at a glance");
+  const run = start([write("api.mjs", block?.code ?? "")]);
+  expect(await run.exit).toBe(0);
+  expect([run.out.join(""), run.err.join("")]).toEqual(["reconciling default/web\n0 0 0\n", ""]);
+});
+
+test("the controller runs until SIGTERM, reconciles every key, retries the failing one, then drains and exits 0", async () => {
+  const block = blocks.find((b) => b.section === "A controller");
+  const run = start([write("controller.mjs", block?.code ?? "")]);
+  const lines = () => [...run.out, ...run.err].join("").split("\n").filter(Boolean);
+  // It keeps running (the resync interval keeps the process up) until it has printed its four lines.
+  await new Promise<void>((resolve, reject) => {
+    const check = () => (lines().length >= 4 ? resolve() : undefined);
+    run.child.stdout?.on("data", check);
+    run.child.stderr?.on("data", check);
+    run.exit.then((code) => reject(new Error(`exited with ${code} before SIGTERM: ${lines().join(" | ")}`)));
+  });
+  run.child.kill("SIGTERM");
+  expect(await run.exit).toBe(0);
+  expect(run.out.join("").split("\n").filter(Boolean)).toEqual([
+    "reconciled default/web",
+    "reconciled default/web",
+    "reconciled default/db",
+    "stopped",
   ]);
+  expect(run.err.join("")).toBe("default/db failed: Error: database not ready\n");
+});
+
+test("the conformance block passes when vitest runs it, one test per profile", async () => {
+  const block = blocks.find((b) => b.section === "Checking your own queue");
+  write("conformance.test.mjs", block?.code ?? "");
+  const vitest = join(root, "node_modules", "vitest", "vitest.mjs");
+  const run = start([vitest, "run", "--root", project, "--reporter", "verbose"]);
+  const code = await run.exit;
+  const out = run.out.join("");
+  expect(code, `${out}\n${run.err.join("")}`).toBe(0);
+  expect(out).toContain("the queue conforms to workqueue-spec (contract profile)");
+  expect(out).toContain("the queue conforms to workqueue-spec (robust profile)");
 });
