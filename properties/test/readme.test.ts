@@ -2,7 +2,7 @@
  * Every TypeScript block of README.md runs as printed, on its own, as a user would run it: stripped of its types,
  * in a separate Node.js process, in a project whose `node_modules/workqueue-spec` is this package as built (`npm
  * test` builds first). The controller runs until it is sent SIGTERM; a block that imports vitest is run by vitest.
- * `npm run check:consumer` does the same from a packed tarball installed into a fresh project.
+ * `npm run check:consumer` runs this file again in a project that installed the packed tarball.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
@@ -22,13 +22,21 @@ for (const [, heading, code] of readme.matchAll(/^## (.*)$|^```ts\n([\s\S]*?)^``
   if (code !== undefined) blocks.push({ section, code });
 }
 
-/** A project whose dependencies are this package and what it needs, linked from this repository. */
-const project = mkdtempSync(join(tmpdir(), "workqueue-readme-"));
-mkdirSync(join(project, "node_modules"));
-writeFileSync(join(project, "package.json"), JSON.stringify({ name: "readme-blocks", type: "module", private: true }));
-symlinkSync(root, join(project, "node_modules", "workqueue-spec"));
-for (const name of ["fast-check", "ajv", "vitest"]) {
-  symlinkSync(join(root, "node_modules", name), join(project, "node_modules", name));
+/**
+ * The project the blocks run in: `WORKQUEUE_CONSUMER`, a project that installed the packed package (see
+ * .config/consumer.mjs), or else a fresh one whose dependencies are linked from this repository.
+ */
+const project = process.env.WORKQUEUE_CONSUMER ?? linkedProject();
+
+function linkedProject(): string {
+  const dir = mkdtempSync(join(tmpdir(), "workqueue-readme-"));
+  mkdirSync(join(dir, "node_modules"));
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "readme-blocks", type: "module", private: true }));
+  symlinkSync(root, join(dir, "node_modules", "workqueue-spec"));
+  for (const name of ["fast-check", "ajv", "vitest"]) {
+    symlinkSync(join(root, "node_modules", name), join(dir, "node_modules", name));
+  }
+  return dir;
 }
 
 /** Writes `code`, stripped of its types, as `file` in the project. */
@@ -91,7 +99,7 @@ test("the controller runs until SIGTERM, reconciles every key, retries the faili
 test("the conformance block passes when vitest runs it, one test per profile", async () => {
   const block = blocks.find((b) => b.section === "Checking your own queue");
   write("conformance.test.mjs", block?.code ?? "");
-  const vitest = join(root, "node_modules", "vitest", "vitest.mjs");
+  const vitest = join(project, "node_modules", "vitest", "vitest.mjs");
   const run = start([vitest, "run", "--root", project, "--reporter", "verbose"]);
   const code = await run.exit;
   const out = run.out.join("");
