@@ -41,7 +41,7 @@ export interface ConformanceOptions {
    * over protocol v1, whose `maxRetries` is a JSON integer. @defaultValue `false`
    */
   readonly finiteMaxRetries?: boolean;
-  /** Where to count the transitions exercised. @defaultValue nowhere */
+  /** Where to count the transitions exercised. @defaultValue nowhere @internal */
   readonly coverage?: Coverage | undefined;
   /**
    * Whether the queues offer `shutDown` (docs/spec.md §12), so that sequences call it and check what follows;

@@ -4,5 +4,6 @@
  * implementation (`ProtocolBreach`). The command line answers it with the usage-error exit code.
  */
 export class OptionError extends RangeError {
+  /** The error's name, `OptionError`. */
   override readonly name = "OptionError";
 }

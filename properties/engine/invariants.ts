@@ -45,7 +45,7 @@ export interface Invariant {
   readonly name: string;
   /** Where docs/spec.md states it. */
   readonly rule: string;
-  /** What went wrong at this step, or `undefined` when the step keeps the invariant. */
+  /** What went wrong at this step, or `undefined` when the step keeps the invariant. @internal */
   check(facts: StepFacts): string | undefined;
 }
 
