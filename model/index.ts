@@ -3,6 +3,7 @@
  * implementations are checked against. It never imports the reference implementation.
  *
  * @packageDocumentation
+ * @module workqueue-spec/model
  */
 export { type Take, WaitingModel } from "./waiting-model.js";
 export { type ItemState, type ModelSnapshot, WorkQueueModel } from "./work-queue-model.js";

@@ -1,17 +1,21 @@
 /**
- * The executable specification of waiting for work (docs/spec.md §13, §14): a queue model and the takes that wait
+ * The executable specification of waiting for work ([docs/spec.md §13](../docs/spec.md#§13-draining), [§14](../docs/spec.md#§14-waiting-for-work)): a queue model and the takes that wait
  * on it, in a plain array. As naive as it can be: after every call that may queue an item, the waiting takes,
  * oldest first, each get what `get` answers, so that an item is never left queued while a take waits.
  */
 import { WorkQueueModel } from "./work-queue-model.js";
 
-/** A call of `take` as the model sees it: waiting, or settled as its promise is. */
+/**
+ * A call of `take` as the model sees it: waiting, or settled as its promise is.
+ *
+ * @public
+ */
 export interface Take<T> {
   /** The take's number: the first take of a model is 1. */
   readonly id: number;
-  /** `waiting`, `resolved` (with `item`) or `rejected` (its signal aborted, §14.5). */
+  /** `waiting`, `resolved` (with `item`) or `rejected` (its signal aborted, [§14.5](../docs/spec.md#§14-waiting-for-work)). */
   state: "waiting" | "resolved" | "rejected";
-  /** What a resolved take got: an item, or `undefined` once the queue is shut down and empty (§14.2, §14.4). */
+  /** What a resolved take got: an item, or `undefined` once the queue is shut down and empty ([§14.2](../docs/spec.md#§14-waiting-for-work), [§14.4](../docs/spec.md#§14-waiting-for-work)). */
   item: T | undefined;
 }
 
@@ -20,21 +24,43 @@ export interface Take<T> {
  * `shutDown` go through it; everything else goes to {@link WaitingModel.queue} directly.
  *
  * @typeParam T - The item type.
+ * @example
+ * ```ts
+ * import { WaitingModel } from "workqueue-spec/model";
+ *
+ * const model = new WaitingModel<string>({ maxRetries: 3 });
+ * const take = model.take(); // nothing queued: it waits
+ * model.add("a"); // handed to the waiting take at once
+ * [take.state, take.item]; // ["resolved", "a"]
+ * model.queue.inFlight; // 1
+ * model.shutDown();
+ * model.take().item; // undefined: shut down and nothing queued
+ * ```
+ *
+ * @public
  */
 export class WaitingModel<T> {
-  /** The queue the takes wait on (§2–§12). */
+  /** The queue the takes wait on ([§2](../docs/spec.md#§2-state-and-the-callers-protocol)–[§12](../docs/spec.md#§12-shutdown)). */
   readonly queue: WorkQueueModel<T>;
-  /** §14.3: the waiting takes, oldest first. */
+  /** [§14.3](../docs/spec.md#§14-waiting-for-work): the waiting takes, oldest first. */
   #waiting: Take<T>[] = [];
   /** How many takes were made. */
   #takes = 0;
 
-  /** §3: an empty queue with no take waiting. */
+  /**
+   * [§3](../docs/spec.md#§3-construction): an empty queue with no take waiting.
+   *
+   * @param options - `maxRetries`, as for `WorkQueueModel`.
+   */
   constructor(options: { readonly maxRetries: number }) {
     this.queue = new WorkQueueModel<T>(options);
   }
 
-  /** §14.1, §14.2, §14.3, and §14.5 for a signal that `aborted` already. */
+  /**
+   * [§14.1](../docs/spec.md#§14-waiting-for-work), [§14.2](../docs/spec.md#§14-waiting-for-work), [§14.3](../docs/spec.md#§14-waiting-for-work), and [§14.5](../docs/spec.md#§14-waiting-for-work) for a signal that `aborted` already.
+   *
+   * @param aborted - Whether the take's signal has already aborted ([§14.5](../docs/spec.md#§14-waiting-for-work)): then it takes nothing.
+   */
   take(aborted = false): Take<T> {
     const take: Take<T> = { id: ++this.#takes, state: "waiting", item: undefined };
     if (aborted)
@@ -46,40 +72,56 @@ export class WaitingModel<T> {
     return take;
   }
 
-  /** §14.5: a waiting take is withdrawn; a settled one stays as it is. */
+  /**
+   * [§14.5](../docs/spec.md#§14-waiting-for-work): a waiting take is withdrawn; a settled one stays as it is.
+   *
+   * @param take - A take this model answered.
+   */
   abort(take: Take<T>): void {
     if (take.state !== "waiting") return;
     take.state = "rejected";
     this.#waiting = this.#waiting.filter((x) => x !== take);
   }
 
-  /** §4, then §14.3 */
+  /**
+   * [§4](../docs/spec.md#§4), then [§14.3](../docs/spec.md#§14-waiting-for-work)
+   *
+   * @param item - The item to add ([§4](../docs/spec.md#§4), then [§14.3](../docs/spec.md#§14-waiting-for-work)).
+   */
   add(item: T): void {
     this.queue.add(item);
     this.#serve();
   }
 
-  /** §7, then §14.3 */
+  /**
+   * [§7](../docs/spec.md#§7), then [§14.3](../docs/spec.md#§14-waiting-for-work)
+   *
+   * @param item - The item that failed ([§7](../docs/spec.md#§7), then [§14.3](../docs/spec.md#§14-waiting-for-work)).
+   */
   retry(item: T): boolean {
     const requeued = this.queue.retry(item);
     this.#serve();
     return requeued;
   }
 
-  /** §6, then §14.3 */
+  /**
+   * [§6](../docs/spec.md#§6), then [§14.3](../docs/spec.md#§14-waiting-for-work)
+   *
+   * @param item - The item whose processing ended ([§6](../docs/spec.md#§6), then [§14.3](../docs/spec.md#§14-waiting-for-work)).
+   */
   done(item: T): void {
     this.queue.done(item);
     this.#serve();
   }
 
-  /** §12.1, §14.4: every waiting take resolves with `undefined`. */
+  /** [§12.1](../docs/spec.md#§12-shutdown), [§14.4](../docs/spec.md#§14-waiting-for-work): every waiting take resolves with `undefined`. */
   shutDown(): void {
     this.queue.shutDown();
     for (const take of this.#waiting) settle(take, undefined);
     this.#waiting = [];
   }
 
-  /** §13.1: shutting down, nothing queued, nothing in flight. */
+  /** [§13.1](../docs/spec.md#§13-draining): shutting down, nothing queued, nothing in flight. */
   get drained(): boolean {
     return this.queue.shuttingDown && this.queue.size === 0 && this.queue.inFlight === 0;
   }
@@ -89,7 +131,7 @@ export class WaitingModel<T> {
     return this.#waiting.length;
   }
 
-  /** §14.3: each waiting take, oldest first, gets the oldest queued item, while any is queued. */
+  /** [§14.3](../docs/spec.md#§14-waiting-for-work): each waiting take, oldest first, gets the oldest queued item, while any is queued. */
   #serve(): void {
     for (const take of this.#waiting) if (this.queue.size > 0) settle(take, this.queue.get());
     this.#waiting = this.#waiting.filter((x) => x.state === "waiting");

@@ -4,10 +4,18 @@
  * It never imports the reference implementation.
  */
 
-/** The state of one item (docs/spec.md §2). */
+/**
+ * The state of one item ([docs/spec.md §2](../docs/spec.md#§2-state-and-the-callers-protocol)).
+ *
+ * @public
+ */
 export type ItemState = "absent" | "queued" | "in flight" | "in flight + dirty";
 
-/** A plain copy of a model's state, for comparing two models and for printing. */
+/**
+ * A plain copy of a model's state, for comparing two models and for printing.
+ *
+ * @public
+ */
 export interface ModelSnapshot<T> {
   /** The queued items, oldest first. */
   readonly queue: readonly T[];
@@ -21,7 +29,7 @@ export interface ModelSnapshot<T> {
   readonly shuttingDown: boolean;
 }
 
-/** Renders a value for an error message the way docs/spec.md §1.2 and §3 show it. */
+/** Renders a value for an error message the way [docs/spec.md §1.2](../docs/spec.md#§1-items) and [§3](../docs/spec.md#§3-construction) show it. */
 function show(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);
   try {
@@ -31,7 +39,7 @@ function show(value: unknown): string {
   }
 }
 
-/** The error message of docs/spec.md §1.2 and §3. */
+/** The error message of [docs/spec.md §1.2](../docs/spec.md#§1-items) and [§3](../docs/spec.md#§3-construction). */
 function message(name: string, what: string, value: unknown): string {
   return `Expected \`${name}\` to be ${what}, got \`${show(value)}\` (${value === null ? "null" : typeof value})`;
 }
@@ -41,26 +49,42 @@ function message(name: string, what: string, value: unknown): string {
  * (`stateOf`, `snapshot`) so that properties can reason about it.
  *
  * @typeParam T - The item type.
+ * @example
+ * ```ts
+ * import { WorkQueueModel } from "workqueue-spec/model";
+ *
+ * const model = new WorkQueueModel<string>({ maxRetries: 1 });
+ * model.add("a");
+ * model.get(); // "a"
+ * model.add("a"); // marked dirty: it is in flight
+ * model.stateOf("a"); // "in flight + dirty"
+ * model.retry("a"); // false: the first failure reaches maxRetries 1
+ * model.done("a"); // requeued by its dirty mark
+ * model.snapshot().queue; // ["a"]
+ * ```
+ *
+ * @public
  */
 export class WorkQueueModel<T> {
-  /** The failure count at which `retry` gives up (§3). */
+  /** The failure count at which `retry` gives up ([§3](../docs/spec.md#§3-construction)). */
   readonly maxRetries: number;
-  /** §2: queued items, oldest first. */
+  /** [§2](../docs/spec.md#§2-state-and-the-callers-protocol): queued items, oldest first. */
   #queue: T[] = [];
-  /** §2: in-flight items. */
+  /** [§2](../docs/spec.md#§2-state-and-the-callers-protocol): in-flight items. */
   #inFlight: T[] = [];
-  /** §2: in-flight items marked dirty. */
+  /** [§2](../docs/spec.md#§2-state-and-the-callers-protocol): in-flight items marked dirty. */
   #dirty: T[] = [];
-  /** §2: failure counts; an item that is not listed has count 0. */
+  /** [§2](../docs/spec.md#§2-state-and-the-callers-protocol): failure counts; an item that is not listed has count 0. */
   #counts: [T, number][] = [];
-  /** §2: the shutting-down flag. */
+  /** [§2](../docs/spec.md#§2-state-and-the-callers-protocol): the shutting-down flag. */
   #shuttingDown = false;
 
   /**
-   * §3: an empty queue.
+   * [§3](../docs/spec.md#§3-construction): an empty queue.
    *
-   * @throws TypeError when `options` is not an object (§3.2).
-   * @throws RangeError when `maxRetries` is not a non-negative integer or `Infinity` (§3.1).
+   * @param options - `maxRetries`: a non-negative integer or `Infinity` ([§3.1](../docs/spec.md#§3-construction)).
+   * @throws TypeError when `options` is not an object ([§3.2](../docs/spec.md#§3-construction)).
+   * @throws RangeError when `maxRetries` is not a non-negative integer or `Infinity` ([§3.1](../docs/spec.md#§3-construction)).
    */
   constructor(options: { readonly maxRetries: number }) {
     if (typeof options !== "object" || options === null) {
@@ -72,14 +96,22 @@ export class WorkQueueModel<T> {
     this.maxRetries = m;
   }
 
-  /** §2: which of the four states `item` is in. */
+  /**
+   * [§2](../docs/spec.md#§2-state-and-the-callers-protocol): which of the four states `item` is in.
+   *
+   * @param item - Any value; `undefined` and `null` are never queued, so they are `absent`.
+   */
   stateOf(item: T): ItemState {
     if (this.#queue.includes(item)) return "queued";
     if (!this.#inFlight.includes(item)) return "absent";
     return this.#dirty.includes(item) ? "in flight + dirty" : "in flight";
   }
 
-  /** §4 */
+  /**
+   * [§4](../docs/spec.md#§4)
+   *
+   * @param item - The item to add ([§4](../docs/spec.md#§4)).
+   */
   add(item: T): void {
     check(item);
     if (this.#shuttingDown) return; // §12.3
@@ -88,7 +120,7 @@ export class WorkQueueModel<T> {
     if (state === "in flight") this.#dirty.push(item); // §4.3
   }
 
-  /** §5 */
+  /** [§5](../docs/spec.md#§5) */
   get(): T | undefined {
     if (this.#queue.length === 0) return undefined; // §5.1
     const item = this.#queue.shift() as T; // §5.2
@@ -96,7 +128,11 @@ export class WorkQueueModel<T> {
     return item;
   }
 
-  /** §6 */
+  /**
+   * [§6](../docs/spec.md#§6)
+   *
+   * @param item - The item whose processing ended ([§6](../docs/spec.md#§6)).
+   */
   done(item: T): void {
     check(item);
     if (this.stateOf(item) === "in flight + dirty") {
@@ -106,7 +142,11 @@ export class WorkQueueModel<T> {
     this.#inFlight = this.#inFlight.filter((x) => !same(x, item)); // §6.1; §6.3: not in flight, nothing changes
   }
 
-  /** §7 */
+  /**
+   * [§7](../docs/spec.md#§7)
+   *
+   * @param item - The item that failed ([§7](../docs/spec.md#§7)).
+   */
   retry(item: T): boolean {
     check(item);
     const count = this.failures(item) + 1; // §7.1
@@ -116,33 +156,41 @@ export class WorkQueueModel<T> {
     return true;
   }
 
-  /** §8.1 */
+  /**
+   * [§8.1](../docs/spec.md#§8)
+   *
+   * @param item - The item whose count is cleared ([§8](../docs/spec.md#§8)).
+   */
   forget(item: T): void {
     check(item);
     this.#counts = this.#counts.filter(([x]) => !same(x, item));
   }
 
-  /** §12.1 */
+  /** [§12.1](../docs/spec.md#§12-shutdown) */
   shutDown(): void {
     this.#shuttingDown = true;
   }
 
-  /** §12.2 */
+  /** [§12.2](../docs/spec.md#§12-shutdown) */
   get shuttingDown(): boolean {
     return this.#shuttingDown;
   }
 
-  /** §9.1 */
+  /** [§9.1](../docs/spec.md#§9-views) */
   get size(): number {
     return this.#queue.length;
   }
 
-  /** §9.2 */
+  /** [§9.2](../docs/spec.md#§9-views) */
   get inFlight(): number {
     return this.#inFlight.length;
   }
 
-  /** §9.3 */
+  /**
+   * [§9.3](../docs/spec.md#§9-views)
+   *
+   * @param item - The item whose count is read ([§9.3](../docs/spec.md#§9-views)).
+   */
   failures(item: T): number {
     check(item);
     return this.#counts.find(([x]) => same(x, item))?.[1] ?? 0;
@@ -160,12 +208,12 @@ export class WorkQueueModel<T> {
   }
 }
 
-/** §1.1: items are compared as `Map` keys are (SameValueZero), which is what `Array#includes` does. */
+/** [§1.1](../docs/spec.md#§1-items): items are compared as `Map` keys are (SameValueZero), which is what `Array#includes` does. */
 function same<T>(a: T, b: T): boolean {
   return [a].includes(b);
 }
 
-/** §1.2: `undefined` and `null` are not items. */
+/** [§1.2](../docs/spec.md#§1-items): `undefined` and `null` are not items. */
 function check(item: unknown): void {
   if (item === undefined || item === null) {
     throw new TypeError(message("item", "a value other than undefined or null", item));

@@ -7,6 +7,7 @@
  * dependencies, so that users of the queue alone install nothing else.
  *
  * @packageDocumentation
+ * @module workqueue-spec/properties
  */
 export { type ItemUniverse, type Shape, stringItems } from "./engine/arbitraries.js";
 export { type BreachKind, ProtocolBreach, StartError } from "./engine/breach.js";

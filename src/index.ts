@@ -3,6 +3,7 @@
  * waiting for work, and the controller loop. See docs/spec.md for the rules it implements.
  *
  * @packageDocumentation
+ * @module workqueue-spec
  */
 export { WorkQueue, type WorkQueueOptions } from "./queue.js";
 export type { WaitOptions } from "./waiters.js";

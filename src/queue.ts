@@ -2,7 +2,11 @@ import { Fifo } from "./fifo.js";
 import { assertItem, assertMaxRetries, expected, signalOf } from "./validate.js";
 import { Waiters, type WaitOptions } from "./waiters.js";
 
-/** Options for {@link WorkQueue}. */
+/**
+ * Options for {@link WorkQueue}.
+ *
+ * @public
+ */
 export interface WorkQueueOptions {
   /**
    * How many failures `retry` accepts for an item: the `retry` that brings the item's failure count to
@@ -12,7 +16,7 @@ export interface WorkQueueOptions {
   readonly maxRetries: number;
 }
 
-/** The states of an item in {@link WorkQueue}'s map (docs/spec.md §2). */
+/** The states of an item in {@link WorkQueue}'s map ([docs/spec.md §2](../docs/spec.md#§2-state-and-the-callers-protocol)). */
 const QUEUED = 0;
 const IN_FLIGHT = 1;
 const IN_FLIGHT_DIRTY = 2;
@@ -24,14 +28,14 @@ type State = typeof QUEUED | typeof IN_FLIGHT | typeof IN_FLIGHT_DIRTY | typeof 
  * A keyed work queue: it collapses repeated `add`s of an item into one pending dispatch, never hands an item to a
  * second worker while the first still holds it, and gives up on an item after `maxRetries` failures.
  *
- * The caller's protocol (docs/spec.md §2): `get` or `take` an item, work on it, then call `forget` on success or
+ * The caller's protocol ([docs/spec.md §2](../docs/spec.md#§2-state-and-the-callers-protocol)): `get` or `take` an item, work on it, then call `forget` on success or
  * `retry` on failure, and finally `done`, exactly once. `runWorkers` runs that loop for you. `get` answers at once;
  * `take` waits for an item. `shutDown` stops accepting work; `shutDownWithDrain` also waits until it is finished.
  * The queue times and delays nothing: `retry` requeues without a backoff.
  *
  * @remarks
  * Every operation is O(1) amortised, the waiting ones included. Items are compared as `Map` keys (SameValueZero); `undefined` and `null` are
- * not items. Misuse that docs/spec.md §11 calls safe (a `done` of an item that is not in flight, a `forget` of an
+ * not items. Misuse that [docs/spec.md §11](../docs/spec.md#§11-misuse-and-how-it-is-answered) calls safe (a `done` of an item that is not in flight, a `forget` of an
  * item that never failed) changes nothing; a bad argument throws before any state changes.
  *
  * @typeParam T - The item type, usually a string key such as `namespace/name`.
@@ -53,6 +57,8 @@ type State = typeof QUEUED | typeof IN_FLIGHT | typeof IN_FLIGHT_DIRTY | typeof 
  * queue.add("b"); // handed to the waiting take at once: `await next` is "b", in flight
  * queue.shutDown(); // no more adds; what is queued or in flight can still be finished
  * ```
+ *
+ * @public
  */
 export class WorkQueue<T> {
   /** The failure count at which `retry` gives up. Validated at construction; never changes. */
@@ -84,6 +90,7 @@ export class WorkQueue<T> {
   /**
    * Creates an empty queue.
    *
+   * @param options - The queue's settings: `maxRetries` (see {@link WorkQueueOptions}).
    * @throws TypeError when `options` is not an object.
    * @throws RangeError when `options.maxRetries` is not a non-negative integer or `Infinity`.
    */
@@ -105,16 +112,17 @@ export class WorkQueue<T> {
     return this.#inFlight;
   }
 
-  /** Whether `shutDown` or `shutDownWithDrain` has been called (docs/spec.md §12.2). */
+  /** Whether `shutDown` or `shutDownWithDrain` has been called ([docs/spec.md §12.2](../docs/spec.md#§12-shutdown)). */
   get shuttingDown(): boolean {
     return this.#shuttingDown;
   }
 
   /**
-   * Asks for `item` to be processed (docs/spec.md §4). An item that is neither queued nor in flight is appended to
+   * Asks for `item` to be processed ([docs/spec.md §4](../docs/spec.md#§4)). An item that is neither queued nor in flight is appended to
    * the tail, or handed to the oldest waiting `take`; an item already queued is left where it is; an item in flight
    * is only marked dirty, and its `done` will queue it. While the queue is shutting down, it changes nothing.
    *
+   * @param item - The item to process: any value but `undefined` and `null`.
    * @throws TypeError when `item` is `undefined` or `null`, shutting down or not.
    */
   add(item: T): void {
@@ -129,7 +137,7 @@ export class WorkQueue<T> {
   }
 
   /**
-   * Hands out the oldest queued item and marks it in flight (docs/spec.md §5), or returns `undefined` when nothing
+   * Hands out the oldest queued item and marks it in flight ([docs/spec.md §5](../docs/spec.md#§5)), or returns `undefined` when nothing
    * is queued. It never blocks.
    *
    * The caller must call `done` with the item exactly once when it has finished with it, after any `retry` or
@@ -144,13 +152,14 @@ export class WorkQueue<T> {
   }
 
   /**
-   * Answers a promise of the next item, marked in flight as `get` marks it (docs/spec.md §14): the oldest queued
+   * Answers a promise of the next item, marked in flight as `get` marks it ([docs/spec.md §14](../docs/spec.md#§14-waiting-for-work)): the oldest queued
    * item at once; otherwise the first item queued from now on, served to waiting takes in the order they were
    * called; or `undefined` once the queue is shut down and nothing is queued.
    *
    * The caller must `done` the item it resolves with, exactly once, even if its signal aborted in the meantime: an
    * item is marked in flight only for a take that resolves with it. A take that rejects took nothing.
    *
+   * @param options - `signal`, an `AbortSignal` that withdraws the take (see {@link WaitOptions}).
    * @throws TypeError when `options` is not an object or its `signal` is not an `AbortSignal`.
    */
   take(options?: WaitOptions): Promise<T | undefined> {
@@ -162,7 +171,7 @@ export class WorkQueue<T> {
   }
 
   /**
-   * Takes items one by one with `take` until it answers `undefined` (docs/spec.md §14.7):
+   * Takes items one by one with `take` until it answers `undefined` ([docs/spec.md §14.7](../docs/spec.md#§14-waiting-for-work)):
    * `for await (const item of queue)` ends once the queue is shut down and nothing is queued. The loop's body must
    * `done` each item. Leaving the loop early takes nothing more.
    */
@@ -171,7 +180,7 @@ export class WorkQueue<T> {
   }
 
   /**
-   * Stops accepting work (docs/spec.md §12): from now on `add`, and the requeue of `retry`, change nothing, while
+   * Stops accepting work ([docs/spec.md §12](../docs/spec.md#§12-shutdown)): from now on `add`, and the requeue of `retry`, change nothing, while
    * `get`, `take` and `done` go on, so what is queued or in flight can still be finished — a `done` still requeues
    * an item marked dirty before the shutdown. Every waiting `take` resolves with `undefined`. A second call changes
    * nothing. It does not wait for anything: {@link WorkQueue.shutDownWithDrain} does.
@@ -183,11 +192,12 @@ export class WorkQueue<T> {
 
   /**
    * Shuts the queue down and answers a promise that resolves once nothing is queued and nothing is in flight
-   * (docs/spec.md §13). Every caller's promise resolves; an abort of `options.signal` rejects only its own, with the
+   * ([docs/spec.md §13](../docs/spec.md#§13-draining)). Every caller's promise resolves; an abort of `options.signal` rejects only its own, with the
    * signal's reason, and the queue stays shut down.
    *
    * The items in flight must be `done` by whoever holds them, or the drain never resolves.
    *
+   * @param options - `signal`, an `AbortSignal` that stops this caller's wait (see {@link WaitOptions}).
    * @throws TypeError when `options` is not an object or its `signal` is not an `AbortSignal`; the queue is then not
    * shut down.
    */
@@ -204,6 +214,7 @@ export class WorkQueue<T> {
    * meanwhile, it is appended to the tail. A `done` of an item that is not in flight changes nothing: it neither
    * requeues nor duplicates it.
    *
+   * @param item - The item whose processing ended: the caller got it from `get` or `take`.
    * @throws TypeError when `item` is `undefined` or `null`.
    */
   done(item: T): void {
@@ -222,7 +233,7 @@ export class WorkQueue<T> {
   }
 
   /**
-   * Queues `item`, or, when a `take` is waiting, hands it straight to the oldest one (docs/spec.md §14.3): the item
+   * Queues `item`, or, when a `take` is waiting, hands it straight to the oldest one ([docs/spec.md §14.3](../docs/spec.md#§14-waiting-for-work)): the item
    * is marked in flight now, in the caller's call, so a later abort of that take cannot un-take it, and a take
    * withdrawn earlier is no longer in `#takers` to be chosen.
    */
@@ -253,13 +264,14 @@ export class WorkQueue<T> {
   }
 
   /**
-   * Records a failure of `item` and requeues it unless it has failed too often (docs/spec.md §7). The failure
+   * Records a failure of `item` and requeues it unless it has failed too often ([docs/spec.md §7](../docs/spec.md#§7)). The failure
    * count goes up by one; when it reaches `maxRetries`, or while the queue is shutting down, the queue gives up and
    * returns `false`, requeueing nothing. Otherwise the requeue goes through `add`, so an item in flight is only
    * marked dirty and comes back after its `done`, and the call returns `true`.
    *
    * The caller still has to call `done`. `retry` does not reset the count; `forget` does.
    *
+   * @param item - The item that failed, usually one the caller holds.
    * @returns `true` when a requeue was requested, `false` when the queue gave up on the item.
    * @throws TypeError when `item` is `undefined` or `null`.
    */
@@ -273,9 +285,10 @@ export class WorkQueue<T> {
   }
 
   /**
-   * Clears the failure count of `item` (docs/spec.md §8), typically after it was processed successfully.
+   * Clears the failure count of `item` ([docs/spec.md §8](../docs/spec.md#§8)), typically after it was processed successfully.
    * It does not dequeue the item or end its processing: the caller still has to call `done`.
    *
+   * @param item - The item whose failure count is cleared.
    * @throws TypeError when `item` is `undefined` or `null`.
    */
   forget(item: T): void {
@@ -284,8 +297,9 @@ export class WorkQueue<T> {
   }
 
   /**
-   * The failure count of `item`: the number of `retry` calls since it was last forgotten (docs/spec.md §9).
+   * The failure count of `item`: the number of `retry` calls since it was last forgotten ([docs/spec.md §9](../docs/spec.md#§9-views)).
    *
+   * @param item - The item whose count is read.
    * @throws TypeError when `item` is `undefined` or `null`.
    */
   failures(item: T): number {

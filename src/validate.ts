@@ -1,6 +1,6 @@
 /**
  * Argument checks shared by the queue's methods. Each throws synchronously, before any state changes, with a
- * message that names the offending value and its type (docs/spec.md §1, §3).
+ * message that names the offending value and its type ([docs/spec.md §1](../docs/spec.md#§1-items), [§3](../docs/spec.md#§3-construction)).
  *
  * @internal
  */
@@ -36,7 +36,7 @@ export function assertItem(item: unknown): void {
   }
 }
 
-/** Throws a `RangeError` unless `maxRetries` is a non-negative integer or `Infinity` (docs/spec.md §3). */
+/** Throws a `RangeError` unless `maxRetries` is a non-negative integer or `Infinity` ([docs/spec.md §3](../docs/spec.md#§3-construction)). */
 export function assertMaxRetries(maxRetries: unknown): asserts maxRetries is number {
   if (!(maxRetries === Number.POSITIVE_INFINITY || (Number.isInteger(maxRetries) && (maxRetries as number) >= 0))) {
     throw new RangeError(expected("maxRetries", "a non-negative integer or Infinity", maxRetries));
@@ -53,14 +53,14 @@ export function assertOptions(options: unknown, example: string): asserts option
   }
 }
 
-/** Throws a `TypeError` unless `signal` is `undefined` or an `AbortSignal` (docs/spec.md §13.4, §14.6, §15.5). */
+/** Throws a `TypeError` unless `signal` is `undefined` or an `AbortSignal` ([docs/spec.md §13.4](../docs/spec.md#§13-draining), [§14.6](../docs/spec.md#§14-waiting-for-work), [§15.5](../docs/spec.md#§15-the-controller-loop)). */
 export function assertSignal(signal: unknown): asserts signal is AbortSignal | undefined {
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new TypeError(expected("signal", "undefined or an AbortSignal", signal));
   }
 }
 
-/** The `signal` of the options of `take` and `shutDownWithDrain`, after checking them (docs/spec.md §13.4, §14.6). */
+/** The `signal` of the options of `take` and `shutDownWithDrain`, after checking them ([docs/spec.md §13.4](../docs/spec.md#§13-draining), [§14.6](../docs/spec.md#§14-waiting-for-work)). */
 export function signalOf(options: unknown): AbortSignal | undefined {
   assertOptions(options, "{ signal }");
   const signal = (options as { signal?: unknown } | undefined)?.signal;
@@ -73,7 +73,7 @@ export function assertFunction(name: string, value: unknown, what = "a function"
   if (typeof value !== "function") throw new TypeError(expected(name, what, value));
 }
 
-/** Throws a `RangeError` unless `concurrency` is a positive integer (docs/spec.md §15.5). */
+/** Throws a `RangeError` unless `concurrency` is a positive integer ([docs/spec.md §15.5](../docs/spec.md#§15-the-controller-loop)). */
 export function assertConcurrency(concurrency: unknown): asserts concurrency is number {
   if (!(Number.isInteger(concurrency) && (concurrency as number) > 0)) {
     throw new RangeError(expected("concurrency", "a positive integer", concurrency));

@@ -1,8 +1,12 @@
-/** Options for `WorkQueue.take` and `WorkQueue.shutDownWithDrain`. */
+/**
+ * Options for `WorkQueue.take` and `WorkQueue.shutDownWithDrain`.
+ *
+ * @public
+ */
 export interface WaitOptions {
   /**
    * Stops the wait: when it aborts, the promise rejects with `signal.reason`. An already aborted signal rejects at
-   * once (docs/spec.md §13.3, §14.5). `AbortSignal.timeout(ms)` bounds a wait in time.
+   * once ([docs/spec.md §13.3](../docs/spec.md#§13-draining), [§14.5](../docs/spec.md#§14-waiting-for-work)). `AbortSignal.timeout(ms)` bounds a wait in time.
    *
    * @defaultValue `undefined`: wait as long as it takes.
    */

@@ -1,12 +1,16 @@
 /**
- * The controller loop (docs/spec.md §15): workers that take items from a queue, hand each to a handler, and keep the
+ * The controller loop ([docs/spec.md §15](../docs/spec.md#§15-the-controller-loop)): workers that take items from a queue, hand each to a handler, and keep the
  * queue's protocol for it — `forget` on success, `retry` on failure, `done` always. It uses only the queue's public
  * verbs; the queue knows nothing of it.
  */
 import type { WorkQueue } from "./queue.js";
 import { assertConcurrency, assertFunction, assertOptions, assertSignal } from "./validate.js";
 
-/** Options for {@link runWorkers}. */
+/**
+ * Options for {@link runWorkers}.
+ *
+ * @public
+ */
 export interface WorkerOptions<T> {
   /**
    * How many items are handled at once: the number of workers, a positive integer.
@@ -39,7 +43,11 @@ export interface WorkerOptions<T> {
   readonly onGiveUp?: ((item: T, error: unknown) => unknown) | undefined;
 }
 
-/** What a handler is given besides its item. */
+/**
+ * What a handler is given besides its item.
+ *
+ * @public
+ */
 export interface HandlerContext {
   /**
    * Aborts when the workers' `signal` does (with its reason), so that a long handler can stop early; a handler that
@@ -66,6 +74,9 @@ const never = new AbortController().signal;
  * escapes, never becomes an unhandled rejection and never stops a worker. A handler that never settles holds its worker, and its item in flight, for
  * ever. `runWorkers` does not shut the queue down: call `queue.shutDown()` or `queue.shutDownWithDrain()` to stop.
  *
+ * @param queue - The queue to work on: a `WorkQueue`, or anything with its `take`, `forget`, `retry` and `done`.
+ * @param handler - Processes one item; it may answer a promise, and may throw or reject to have the item retried. Its second argument holds the workers' `signal`.
+ * @param options - `concurrency`, `signal`, `onError` and `onGiveUp` (see {@link WorkerOptions}).
  * @returns A promise that resolves with `undefined` once every worker has stopped; it never rejects.
  * @throws TypeError when `handler` is not a function, `options` is not an object, `signal` is not an `AbortSignal`,
  * or `onError` or `onGiveUp` is not a function.
@@ -81,6 +92,8 @@ const never = new AbortController().signal;
  * await queue.shutDownWithDrain(); // every key added before is handled
  * await workers;
  * ```
+ *
+ * @public
  */
 export function runWorkers<T>(
   queue: Pick<WorkQueue<T>, "take" | "forget" | "retry" | "done">,

@@ -6,19 +6,33 @@
 import * as fc from "fast-check";
 import { CallCommand, HeldCommand, type Profile, type QueueCommand } from "./commands.js";
 
-/** The items a suite draws from. */
+/**
+ * The items a suite draws from.
+ *
+ * @public
+ */
 export interface ItemUniverse {
   /** A handful of items, drawn often; the first one is where shrinking leads. Include the awkward ones. */
   readonly few: readonly unknown[];
   /** The `i`-th of many distinct items, for deep queues (`i` from 0 to 63). */
   readonly many: (i: number) => unknown;
-  /** Values that are not items (docs/spec.md §1.2), sent now and then by the robust profile. */
+  /** Values that are not items ([docs/spec.md §1.2](../../docs/spec.md#§1-items)), sent now and then by the robust profile. */
   readonly invalid: readonly unknown[];
 }
 
 /**
  * String items, as the wire protocol carries them: plain keys, the empty string, keys that are special to plain
  * objects, and a non-ASCII key.
+ *
+ * @example
+ * ```ts
+ * import { checkConformance, stringItems } from "workqueue-spec/properties";
+ *
+ * // A queue whose items are strings only, as over the wire:
+ * await checkConformance((options) => new MyQueue(options), { items: stringItems });
+ * ```
+ *
+ * @public
  */
 export const stringItems: ItemUniverse = {
   few: ["a", "b", "", "__proto__", "constructor", "ключ/ü"],
@@ -32,7 +46,11 @@ export const stringItems: ItemUniverse = {
  */
 export const referenceItems: ItemUniverse = { ...stringItems, few: [...stringItems.few, 0, Number.NaN] };
 
-/** The two shapes of a sequence. */
+/**
+ * The two shapes of a sequence.
+ *
+ * @public
+ */
 export type Shape = "few" | "many";
 
 /** One run's input: the queue's `maxRetries` and the commands to run on it. */
@@ -104,7 +122,7 @@ export interface ScenarioSpec {
   /** Whether `maxRetries` must be finite. @defaultValue `false` */
   readonly finite?: boolean;
   /**
-   * Whether sequences also call `shutDown` (docs/spec.md §12). Without it, the sequences are exactly those of a
+   * Whether sequences also call `shutDown` ([docs/spec.md §12](../../docs/spec.md#§12-shutdown)). Without it, the sequences are exactly those of a
    * queue that has no shutdown.
    */
   readonly shutDown?: boolean | undefined;

@@ -4,14 +4,41 @@
  * queue's behaviour, so neither shares an exit code with one.
  */
 
-/** How an implementation broke the protocol. */
+/**
+ * How an implementation broke the protocol.
+ *
+ * @public
+ */
 export type BreachKind = "crashed" | "exited early" | "timed out" | "malformed reply" | "unasked output" | "refused";
 
-/** The implementation broke the protocol: the gate stops and reports it (exit code 3). */
+/**
+ * The implementation broke the protocol: the gate stops and reports it (exit code 3).
+ *
+ * @example
+ * ```ts
+ * import { connect, checkDriver, ProtocolBreach } from "workqueue-spec/properties";
+ *
+ * const driver = await connect("python3", ["my_queue.py"]);
+ * try {
+ *   await checkDriver(driver);
+ * } catch (error) {
+ *   if (error instanceof ProtocolBreach) console.error(`${error.kind}: ${error.message}\n${error.stderrTail}`);
+ * } finally {
+ *   await driver.close();
+ * }
+ * ```
+ *
+ * @public
+ */
 export class ProtocolBreach extends Error {
   /** The error's name, `ProtocolBreach`. */
   override readonly name = "ProtocolBreach";
 
+  /**
+   * @param kind - What kind of breach.
+   * @param message - What the implementation did, in one sentence.
+   * @param stderrTail - The last lines the implementation wrote to stderr, or `""`.
+   */
   constructor(
     /** What kind of breach. */
     readonly kind: BreachKind,
@@ -23,7 +50,20 @@ export class ProtocolBreach extends Error {
   }
 }
 
-/** The implementation could not be started at all (for example, the command does not exist). */
+/**
+ * The implementation could not be started at all (for example, the command does not exist).
+ *
+ * @example
+ * ```ts
+ * import { connect, StartError } from "workqueue-spec/properties";
+ *
+ * await connect("no-such-command", []).catch((error) => {
+ *   if (error instanceof StartError) console.error(error.message); // cannot start `no-such-command`: …
+ * });
+ * ```
+ *
+ * @public
+ */
 export class StartError extends Error {
   /** The error's name, `StartError`. */
   override readonly name = "StartError";

@@ -12,7 +12,9 @@ import { perform } from "./subject.js";
  * Which calls a sequence may make.
  * - `contract`: the caller keeps the protocol of docs/spec.md §2: `done` and `retry` only for an item it got and
  *   has not finished; `add` and `forget` of any item.
- * - `robust`: any verb on any item at any time, `undefined` and `null` included (docs/spec.md §1.2, §11).
+ * - `robust`: any verb on any item at any time, `undefined` and `null` included ([docs/spec.md §1.2](../../docs/spec.md#§1-items), [§11](../../docs/spec.md#§11-misuse-and-how-it-is-answered)).
+ *
+ * @public
  */
 export type Profile = "contract" | "robust";
 

@@ -15,7 +15,11 @@ import type { SubjectFactory } from "./subject.js";
 import { type SurveyResult, survey } from "./survey.js";
 import { type Step, type Violation, verifyStarted } from "./verify.js";
 
-/** Options of {@link checkConformance}. */
+/**
+ * Options of {@link checkConformance}.
+ *
+ * @public
+ */
 export interface ConformanceOptions {
   /** Which calls sequences may make (see {@link Profile}). @defaultValue `"robust"` */
   readonly profile?: Profile;
@@ -44,7 +48,7 @@ export interface ConformanceOptions {
   /** Where to count the transitions exercised. @defaultValue nowhere @internal */
   readonly coverage?: Coverage | undefined;
   /**
-   * Whether the queues offer `shutDown` (docs/spec.md §12), so that sequences call it and check what follows;
+   * Whether the queues offer `shutDown` ([docs/spec.md §12](../../docs/spec.md#§12-shutdown)), so that sequences call it and check what follows;
    * `shuttingDown` is then checked too, if offered. Without it, a queue is checked exactly as one without shutdown.
    * @defaultValue `false`
    */
@@ -59,7 +63,11 @@ export interface ConformanceOptions {
   readonly onProgress?: ((progress: { readonly runs: number; readonly commands: number }) => void) | undefined;
 }
 
-/** The outcome of {@link checkConformance}. */
+/**
+ * The outcome of {@link checkConformance}.
+ *
+ * @public
+ */
 export interface ConformanceReport {
   /** Whether every sequence kept every invariant and every answer matched the model's. */
   readonly verdict: "conforms" | "does not conform";
@@ -77,7 +85,11 @@ export interface ConformanceReport {
   readonly counterexample?: Counterexample | undefined;
 }
 
-/** A shrunk failing sequence: what broke, the numbered steps, and how to replay it. */
+/**
+ * A shrunk failing sequence: what broke, the numbered steps, and how to replay it.
+ *
+ * @public
+ */
 export interface Counterexample {
   /** The invariant that the last step breaks. */
   readonly invariant: Invariant;
@@ -137,6 +149,23 @@ function runsOf(options: ConformanceOptions, replayPath: string | undefined): fc
  *
  * An error thrown by the driver itself, rather than an answer of the implementation, stops the check at once and
  * is rethrown, unshrunk.
+ *
+ * @param driver - How the implementation is reached: {@link connect}'s driver for a child process, or your own.
+ * @param options - What to check and how (see {@link ConformanceOptions}).
+ * @example
+ * ```ts
+ * import { checkDriver, connect } from "workqueue-spec/properties";
+ *
+ * const driver = await connect("python3", ["examples/python/workqueue.py"]);
+ * try {
+ *   const report = await checkDriver(driver, { items: { few: ["a", "b"], many: (i) => `k${i}`, invalid: [] }, finiteMaxRetries: true });
+ *   console.log(report.verdict);
+ * } finally {
+ *   await driver.close();
+ * }
+ * ```
+ *
+ * @public
  */
 export async function checkDriver(driver: Driver, options: ConformanceOptions = {}): Promise<ConformanceReport> {
   const profile = options.profile ?? "robust";
@@ -195,12 +224,14 @@ export async function checkDriver(driver: Driver, options: ConformanceOptions = 
 }
 
 /**
- * Checks that the queues `factory` makes answer as the model does and keep every invariant of docs/spec.md §10,
+ * Checks that the queues `factory` makes answer as the model does and keep every invariant of [docs/spec.md §10](../../docs/spec.md#§10-invariants),
  * over `runs` random command sequences, each on a fresh queue. A failure is shrunk to a short counterexample.
  *
  * The factory's queues may answer plain values or promises. The check never throws for a queue that breaks the
  * rules; it reports. It throws when the factory itself or an option is broken.
  *
+ * @param factory - Makes a fresh, empty queue from `{ maxRetries }`, once per run.
+ * @param options - What to check and how (see {@link ConformanceOptions}).
  * @example
  * ```ts
  * import { checkConformance } from "workqueue-spec/properties";
@@ -208,6 +239,8 @@ export async function checkDriver(driver: Driver, options: ConformanceOptions = 
  * const report = await checkConformance((options) => new MyQueue(options), { profile: "contract", runs: 500 });
  * if (report.verdict !== "conforms") console.log(report.counterexample);
  * ```
+ *
+ * @public
  */
 export async function checkConformance<T>(
   factory: SubjectFactory<T>,

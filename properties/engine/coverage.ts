@@ -1,7 +1,7 @@
 /**
  * Transition coverage: which (verb, state of the item, failure count against `maxRetries`) a suite exercised, so a
  * suite that never reaches a transition fails instead of passing vacuously. While shutting down, the failure count
- * no longer matters (docs/spec.md §12.4): such a transition is keyed `· shut down` instead.
+ * no longer matters ([docs/spec.md §12.4](../../docs/spec.md#§12-shutdown)): such a transition is keyed `· shut down` instead.
  */
 import type { ItemState, WorkQueueModel } from "../../model/index.js";
 import type { Profile } from "./commands.js";

@@ -10,7 +10,11 @@ import type { Answer, Operation } from "./operation.js";
 import { showCall } from "./render.js";
 import { isThenable, type MaybePromise, perform, readView, type Subject, type SubjectFactory } from "./subject.js";
 
-/** What the implementation answered to one call and showed right after it. */
+/**
+ * What the implementation answered to one call and showed right after it.
+ *
+ * @public
+ */
 export interface Observation {
   /** The answer. */
   readonly answer: Answer;
@@ -18,12 +22,25 @@ export interface Observation {
   readonly views: Views;
 }
 
-/** Makes the next observation of a run: performs the step's call and reads the views. Called in step order. */
+/**
+ * Makes the next observation of a run: performs the step's call and reads the views. Called in step order.
+ *
+ * @public
+ */
 export type Observe = (operation: Operation, index: number) => MaybePromise<Observation>;
 
-/** Runs plans on an implementation, one fresh queue per run. */
+/**
+ * Runs plans on an implementation, one fresh queue per run.
+ *
+ * @public
+ */
 export interface Driver {
-  /** Starts a run on a fresh queue with `maxRetries`; the run's whole plan is given, so it may be sent ahead. */
+  /**
+   * Starts a run on a fresh queue with `maxRetries`; the run's whole plan is given, so it may be sent ahead.
+   *
+   * @param maxRetries - The `maxRetries` of the fresh queue.
+   * @param plan - Every call the run will make, in order.
+   */
   start(maxRetries: number, plan: readonly Operation[]): MaybePromise<Observe>;
   /**
    * How many later runs may be started before a run has been verified: a driver that sends each run ahead in one

@@ -7,15 +7,19 @@ import type { ItemState, WorkQueueModel } from "../../model/index.js";
 import { type Answer, type Operation, sameAnswer } from "./operation.js";
 import { plural, showAnswer, showCall, showValue } from "./render.js";
 
-/** The views of a queue after a step (docs/spec.md §9); `failures` is of the step's item. */
+/**
+ * The views of a queue after a step ([docs/spec.md §9](../../docs/spec.md#§9-views)); `failures` is of the step's item.
+ *
+ * @public
+ */
 export interface Views {
-  /** §9.1 */
+  /** [§9.1](../../docs/spec.md#§9-views) */
   readonly size?: number | undefined;
-  /** §9.2 */
+  /** [§9.2](../../docs/spec.md#§9-views) */
   readonly inFlight?: number | undefined;
-  /** §9.3, for the step's item. */
+  /** [§9.3](../../docs/spec.md#§9-views), for the step's item. */
   readonly failures?: number | undefined;
-  /** §12.2 */
+  /** [§12.2](../../docs/spec.md#§12-shutdown) */
   readonly shuttingDown?: boolean | undefined;
 }
 
@@ -39,7 +43,11 @@ export interface StepFacts {
   readonly compareMessages: boolean;
 }
 
-/** A named check. */
+/**
+ * A named check.
+ *
+ * @public
+ */
 export interface Invariant {
   /** The sentence it checks. */
   readonly name: string;

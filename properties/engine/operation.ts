@@ -2,10 +2,18 @@
  * Operations and answers: one call of a verb on a queue, and what it answered. The same words as docs/spec.md.
  */
 
-/** A verb of the queue that takes an item. */
+/**
+ * A verb of the queue that takes an item.
+ *
+ * @public
+ */
 export type ItemVerb = "add" | "done" | "retry" | "forget";
 
-/** A call of a verb that takes an item. */
+/**
+ * A call of a verb that takes an item.
+ *
+ * @public
+ */
 export interface ItemOperation {
   /** The verb. */
   readonly verb: ItemVerb;
@@ -13,22 +21,38 @@ export interface ItemOperation {
   readonly item: unknown;
 }
 
-/** A call of `get`. */
+/**
+ * A call of `get`.
+ *
+ * @public
+ */
 export interface GetOperation {
   /** The verb. */
   readonly verb: "get";
 }
 
-/** A call of `shutDown` (docs/spec.md §12.1). */
+/**
+ * A call of `shutDown` ([docs/spec.md §12.1](../../docs/spec.md#§12-shutdown)).
+ *
+ * @public
+ */
 export interface ShutDownOperation {
   /** The verb. */
   readonly verb: "shutDown";
 }
 
-/** One call of a verb (docs/spec.md §4–§8, §12.1). */
+/**
+ * One call of a verb ([docs/spec.md §4](../../docs/spec.md#§4)–[§8](../../docs/spec.md#§8), [§12.1](../../docs/spec.md#§12-shutdown)).
+ *
+ * @public
+ */
 export type Operation = ItemOperation | GetOperation | ShutDownOperation;
 
-/** A call that returned: the value, `undefined` for the verbs that answer nothing. */
+/**
+ * A call that returned: the value, `undefined` for the verbs that answer nothing.
+ *
+ * @public
+ */
 export interface ValueAnswer {
   /** Tells the answers apart. */
   readonly kind: "value";
@@ -36,7 +60,11 @@ export interface ValueAnswer {
   readonly value: unknown;
 }
 
-/** A call that threw, or whose promise rejected. */
+/**
+ * A call that threw, or whose promise rejected.
+ *
+ * @public
+ */
 export interface ErrorAnswer {
   /** Tells the answers apart. */
   readonly kind: "error";
@@ -46,7 +74,11 @@ export interface ErrorAnswer {
   readonly message: string;
 }
 
-/** What a call answered. */
+/**
+ * What a call answered.
+ *
+ * @public
+ */
 export type Answer = ValueAnswer | ErrorAnswer;
 
 /** True when two answers are the same: the same value (by `Object.is`), or errors of the same name and message. */

@@ -4,41 +4,70 @@
  */
 import type { Answer, Operation } from "./operation.js";
 
-/** A value, or a promise of it. */
+/**
+ * A value, or a promise of it.
+ *
+ * @public
+ */
 export type MaybePromise<V> = V | PromiseLike<V>;
 
 /**
- * What an implementation must offer to be checked: the verbs of docs/spec.md §4–§8 and the `size` view (§9.1).
+ * What an implementation must offer to be checked: the verbs of [docs/spec.md §4](../../docs/spec.md#§4)–[§8](../../docs/spec.md#§8) and the `size` view ([§9.1](../../docs/spec.md#§9-views)).
  * `inFlight` (§9.2) and `failures` (§9.3) are optional; when present they are checked after every step too.
  * `shutDown` (§12.1) and `shuttingDown` (§12.2) are optional as well: sequences call `shutDown` only when the check
  * is told that the implementation offers it (`ConformanceOptions.shutDown`).
  *
  * @typeParam T - The item type.
+ * @public
  */
 export interface Subject<T> {
-  /** docs/spec.md §4. */
+  /**
+   * [docs/spec.md §4](../../docs/spec.md#§4).
+   *
+   * @param item - The item the gate passes: in the robust profile, sometimes `undefined` or `null`, which must throw.
+   */
   add(item: T): MaybePromise<void>;
-  /** docs/spec.md §5: the oldest queued item, or `undefined` when nothing is queued. */
+  /** [docs/spec.md §5](../../docs/spec.md#§5): the oldest queued item, or `undefined` when nothing is queued. */
   get(): MaybePromise<T | undefined>;
-  /** docs/spec.md §6. */
+  /**
+   * [docs/spec.md §6](../../docs/spec.md#§6).
+   *
+   * @param item - The item the gate passes: in the robust profile, sometimes `undefined` or `null`, which must throw.
+   */
   done(item: T): MaybePromise<void>;
-  /** docs/spec.md §7: `true` when a requeue was requested, `false` on give-up. */
+  /**
+   * [docs/spec.md §7](../../docs/spec.md#§7): `true` when a requeue was requested, `false` on give-up.
+   *
+   * @param item - The item the gate passes: in the robust profile, sometimes `undefined` or `null`, which must throw.
+   */
   retry(item: T): MaybePromise<boolean>;
-  /** docs/spec.md §8. */
+  /**
+   * [docs/spec.md §8](../../docs/spec.md#§8).
+   *
+   * @param item - The item the gate passes: in the robust profile, sometimes `undefined` or `null`, which must throw.
+   */
   forget(item: T): MaybePromise<void>;
-  /** docs/spec.md §9.1: the number of queued items, as a property, a getter or a method. */
+  /** [docs/spec.md §9.1](../../docs/spec.md#§9-views): the number of queued items, as a property, a getter or a method. */
   readonly size: MaybePromise<number> | (() => MaybePromise<number>);
-  /** docs/spec.md §9.2: the number of items in flight, as a property, a getter or a method. */
+  /** [docs/spec.md §9.2](../../docs/spec.md#§9-views): the number of items in flight, as a property, a getter or a method. */
   readonly inFlight?: MaybePromise<number> | (() => MaybePromise<number>);
-  /** docs/spec.md §9.3: the failure count of an item. */
+  /**
+   * [docs/spec.md §9.3](../../docs/spec.md#§9-views): the failure count of an item.
+   *
+   * @param item - The item whose failure count is read.
+   */
   failures?(item: T): MaybePromise<number>;
-  /** docs/spec.md §12.1: stop accepting work. */
+  /** [docs/spec.md §12.1](../../docs/spec.md#§12-shutdown): stop accepting work. */
   shutDown?(): MaybePromise<void>;
-  /** docs/spec.md §12.2: whether `shutDown` was called, as a property, a getter or a method. */
+  /** [docs/spec.md §12.2](../../docs/spec.md#§12-shutdown): whether `shutDown` was called, as a property, a getter or a method. */
   readonly shuttingDown?: MaybePromise<boolean> | (() => MaybePromise<boolean>);
 }
 
-/** Makes a fresh, empty implementation with the given `maxRetries`. */
+/**
+ * Makes a fresh, empty implementation with the given `maxRetries`.
+ *
+ * @public
+ */
 export type SubjectFactory<T> = (options: { readonly maxRetries: number }) => MaybePromise<Subject<T>>;
 
 /** True when `value` has a `then` method, so must be awaited. */

@@ -9,7 +9,11 @@ import { type Invariant, invariants, type Views } from "./invariants.js";
 import type { Answer, Operation } from "./operation.js";
 import { isThenable, type MaybePromise, perform } from "./subject.js";
 
-/** One executed step of a trace: the call, and what the model and the implementation answered and showed. */
+/**
+ * One executed step of a trace: the call, and what the model and the implementation answered and showed.
+ *
+ * @public
+ */
 export interface Step {
   /** The call. */
   readonly operation: Operation;

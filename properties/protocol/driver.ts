@@ -11,7 +11,11 @@ import type { Answer, Operation } from "../engine/operation.js";
 import { describeErrors, type RequestOp, replyTo, validators } from "./schema.js";
 import { Session } from "./session.js";
 
-/** Options of {@link connect}. */
+/**
+ * Options of {@link connect}.
+ *
+ * @public
+ */
 export interface ConnectOptions {
   /** How long to wait for each reply before giving up on the implementation, in milliseconds. @defaultValue 5000 */
   readonly timeoutMs?: number;
@@ -33,7 +37,11 @@ function requestFor(operation: Operation): Request {
   return "item" in operation ? { op: operation.verb, item: operation.item } : { op: operation.verb };
 }
 
-/** A connected implementation: a driver, with the name and features it announced. Always `close` it. */
+/**
+ * A connected implementation: a driver, with the name and features it announced. Always `close` it.
+ *
+ * @public
+ */
 export interface ProtocolDriver extends Driver {
   /** The name from the `hello` reply. */
   readonly name: string;
@@ -91,8 +99,25 @@ function viewOf(asked: ViewRequest, reply: unknown, session: Session): number | 
  * Starts `command args…` (no shell), says hello, and returns a driver for it. Checks on the way that the
  * implementation answers an unknown request with `{"ok":false,…}`, as protocol v1 requires.
  *
+ * @param command - The program to start, found on `PATH` as a shell would, but started without a shell.
+ * @param args - Its arguments.
+ * @param options - The reply timeout, the start-up timeout, and pipelining (see {@link ConnectOptions}).
  * @throws StartError when the command cannot be started.
  * @throws ProtocolBreach when the implementation breaks the protocol during the handshake.
+ * @example
+ * ```ts
+ * import { checkDriver, connect } from "workqueue-spec/properties";
+ *
+ * const driver = await connect("python3", ["my_queue.py"], { timeoutMs: 2000 });
+ * try {
+ *   console.log(driver.name, driver.features); // from its hello reply
+ *   const report = await checkDriver(driver, { finiteMaxRetries: true });
+ * } finally {
+ *   await driver.close();
+ * }
+ * ```
+ *
+ * @public
  */
 export async function connect(
   command: string,

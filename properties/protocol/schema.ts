@@ -33,10 +33,18 @@ function reply(title: string, properties: Record<string, object> = {}) {
 
 const item = { type: "string" } as const;
 
-/** A JSON Schema (draft-07), as a plain object. */
+/**
+ * A JSON Schema (draft-07), as a plain object.
+ *
+ * @public
+ */
 export type JsonSchema = Readonly<Record<string, unknown>>;
 
-/** The `op`s of protocol v1's requests; `len`, `shutdown` and `shuttingDown` belong to announced features. */
+/**
+ * The `op`s of protocol v1's requests; `len`, `shutdown` and `shuttingDown` belong to announced features.
+ *
+ * @public
+ */
 export type RequestOp =
   | "hello"
   | "new"
@@ -49,10 +57,25 @@ export type RequestOp =
   | "shutdown"
   | "shuttingDown";
 
-/** The kinds of reply of protocol v1. */
+/**
+ * The kinds of reply of protocol v1.
+ *
+ * @public
+ */
 export type ReplyKind = "hello" | "ack" | "get" | "retry" | "len" | "value" | "error";
 
-/** The schema of every request the gate sends, by `op`. */
+/**
+ * The schema of every request the gate sends, by `op`.
+ *
+ * @example
+ * ```ts
+ * import { requestSchemas } from "workqueue-spec/properties";
+ *
+ * console.log(JSON.stringify(requestSchemas.add)); // the schema of {"op":"add","item":"…"}
+ * ```
+ *
+ * @public
+ */
 export const requestSchemas: Readonly<Record<RequestOp, JsonSchema>> = {
   hello: request("hello"),
   new: request("new", { maxRetries: { type: "integer", minimum: 0 } }),
@@ -66,7 +89,18 @@ export const requestSchemas: Readonly<Record<RequestOp, JsonSchema>> = {
   shuttingDown: request("shuttingDown"),
 };
 
-/** The schema of every kind of reply; `error` may answer any request. */
+/**
+ * The schema of every kind of reply; `error` may answer any request.
+ *
+ * @example
+ * ```ts
+ * import { replySchemas } from "workqueue-spec/properties";
+ *
+ * console.log(replySchemas.get.required); // ["ok", "item"]
+ * ```
+ *
+ * @public
+ */
 export const replySchemas: Readonly<Record<ReplyKind, JsonSchema>> = {
   hello: reply("hello reply", { name: { type: "string" }, features: { type: "array", items: { type: "string" } } }),
   ack: reply("acknowledgement: the reply to new, add, done and forget"),

@@ -49,6 +49,21 @@ async function answer(
  * Serves the queues `factory` makes over protocol v1 until `input` ends. A call that throws is answered with
  * `{"ok":false,"error":…}`. The features announced are `len`, and `shutdown` when a queue made at the start offers
  * `shutDown` and `shuttingDown`.
+ *
+ * @param factory - Makes a fresh queue for every `new` request.
+ * @param input - Where requests are read, one JSON object per line (e.g. `process.stdin`).
+ * @param output - Where replies are written, one line each (e.g. `process.stdout`).
+ * @param name - The name announced in the `hello` reply.
+ * @example
+ * ```ts
+ * import { WorkQueue } from "workqueue-spec";
+ * import { serve } from "workqueue-spec/properties";
+ *
+ * // my-queue-over-the-wire.js: then `workqueue-conformance -- node my-queue-over-the-wire.js`
+ * await serve((options) => new WorkQueue<string>(options), process.stdin, process.stdout, "my-queue");
+ * ```
+ *
+ * @public
  */
 export async function serve(
   factory: SubjectFactory<string>,

@@ -6,7 +6,11 @@ import { type ConformanceOptions, checkConformance } from "../engine/conformance
 import type { SubjectFactory } from "../engine/subject.js";
 import { formatReport } from "./text.js";
 
-/** A test-registering function such as vitest's, jest's or `node:test`'s `test(name, fn)`. */
+/**
+ * A test-registering function such as vitest's, jest's or `node:test`'s `test(name, fn)`.
+ *
+ * @public
+ */
 export type TestFunction = (name: string, fn: () => Promise<void>) => unknown;
 
 /**
@@ -15,6 +19,9 @@ export type TestFunction = (name: string, fn: () => Promise<void>) => unknown;
  *
  * It does not set a timeout: a large `runs` may need the runner's own.
  *
+ * @param test - The runner's `test(name, fn)`.
+ * @param factory - Makes a fresh, empty queue from `{ maxRetries }`, once per run.
+ * @param options - What to check, as for `checkConformance`, but the profile: each test checks one.
  * @example
  * ```ts
  * import { test } from "vitest";
@@ -22,6 +29,8 @@ export type TestFunction = (name: string, fn: () => Promise<void>) => unknown;
  *
  * conformanceTests(test, (options) => new MyQueue(options));
  * ```
+ *
+ * @public
  */
 export function conformanceTests<T>(
   test: TestFunction,

@@ -66,6 +66,18 @@ export function formatSteps(counterexample: Counterexample): string[] {
 /**
  * A report in words. A conforming check is one line of figures; a failing one names the broken invariant and
  * its rule, prints the steps, and ends with how to replay them, as `replay(token)` words it.
+ *
+ * @param report - What `checkConformance` or `checkDriver` resolved with.
+ * @param replay - Words the command that replays a token, for the last line of a failing report.
+ * @example
+ * ```ts
+ * import { checkConformance, formatReport } from "workqueue-spec/properties";
+ *
+ * const report = await checkConformance((options) => new MyQueue(options));
+ * console.log(formatReport(report, (token) => `checkConformance(factory, { replay: "${token}" })`));
+ * ```
+ *
+ * @public
  */
 export function formatReport(report: ConformanceReport, replay: (token: string) => string): string {
   const figures = `${plural(report.runs, "run")}, ${plural(report.commands, "command")}, ${plural(report.invariants.length, "invariant")} checked after every step`;

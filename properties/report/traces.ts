@@ -24,12 +24,25 @@ import type { Answer, Operation } from "../engine/operation.js";
 import { answersNothing, showAnswer, showValue } from "../engine/render.js";
 import { capture, perform, type Subject } from "../engine/subject.js";
 
-/** A queue a trace can run on: the verbs, `shutDown` and all four views, synchronous. */
+/**
+ * A queue a trace can run on: the verbs, `shutDown` and all four views, synchronous.
+ *
+ * @public
+ */
 export interface TraceSubject extends Subject<unknown> {
+  /** [docs/spec.md §9.1](../../docs/spec.md#§9-views), synchronous. */
   readonly size: number;
+  /** [docs/spec.md §9.2](../../docs/spec.md#§9-views), synchronous. */
   readonly inFlight: number;
+  /**
+   * [docs/spec.md §9.3](../../docs/spec.md#§9-views), synchronous.
+   *
+   * @param item - The item whose count is read.
+   */
   failures(item: unknown): number;
+  /** [docs/spec.md §12.1](../../docs/spec.md#§12-shutdown), synchronous. */
   shutDown(): void;
+  /** [docs/spec.md §12.2](../../docs/spec.md#§12-shutdown), synchronous. */
   readonly shuttingDown: boolean;
 }
 
@@ -61,6 +74,20 @@ function runCall(call: string, queue: TraceSubject): string {
 /**
  * Runs a trace on queues that `make` builds and returns the trace rewritten with the answers they gave. The trace
  * holds when the result equals the input.
+ *
+ * @param text - The trace: blocks of a call, `----`, and the expected answer.
+ * @param make - Makes the queue a `new maxRetries=N` line asks for.
+ * @example
+ * ```ts
+ * import { readFileSync } from "node:fs";
+ * import { WorkQueue } from "workqueue-spec";
+ * import { runTrace } from "workqueue-spec/properties";
+ *
+ * const trace = readFileSync("add-while-in-flight.trace", "utf8");
+ * if (runTrace(trace, (options) => new WorkQueue(options)) !== trace) throw new Error("the trace no longer holds");
+ * ```
+ *
+ * @public
  */
 export function runTrace(text: string, make: (options: { maxRetries: number }) => TraceSubject): string {
   const blocks = text.trimEnd().split(/\n\n(?=[^\n])/);
@@ -85,7 +112,21 @@ export function runTrace(text: string, make: (options: { maxRetries: number }) =
   return `${rewritten.join("\n\n")}\n`;
 }
 
-/** A counterexample as a trace of what the model expects, ready to paste into `properties/traces/`. */
+/**
+ * A counterexample as a trace of what the model expects, ready to paste into `properties/traces/`.
+ *
+ * @param counterexample - A failed report's counterexample.
+ * @example
+ * ```ts
+ * import { writeFileSync } from "node:fs";
+ * import { checkConformance, traceOf } from "workqueue-spec/properties";
+ *
+ * const { counterexample } = await checkConformance((options) => new MyQueue(options));
+ * if (counterexample !== undefined) writeFileSync("properties/traces/my-bug.trace", traceOf(counterexample));
+ * ```
+ *
+ * @public
+ */
 export function traceOf(counterexample: Counterexample): string {
   const callOf = (operation: Operation) =>
     "item" in operation ? `${operation.verb} ${showValue(operation.item)}` : operation.verb;
