@@ -93,7 +93,7 @@ run(
 // The README's TypeScript type-checks as a user's ESM TypeScript project would compile it.
 const readme = readFileSync(join(root, "README.md"), "utf8");
 const blocks = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map(([, code]) => code);
-blocks.forEach((code, i) => writeFileSync(join(gate, `block-${i + 1}.ts`), code));
+for (const [i, code] of blocks.entries()) writeFileSync(join(gate, `block-${i + 1}.ts`), code);
 const tsconfig = {
   compilerOptions: { module: "nodenext", target: "es2022", strict: true, noEmit: true, types: ["node"] },
   include: ["block-*.ts"],
