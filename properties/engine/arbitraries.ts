@@ -12,6 +12,8 @@ import { CallCommand, HeldCommand, type Profile, type QueueCommand } from "./com
  * @public
  */
 export interface ItemUniverse {
+  /** The universe's name, which reports show and replay tokens carry. @defaultValue `"custom"` */
+  readonly name?: string;
   /** A handful of items, drawn often; the first one is where shrinking leads. Include the awkward ones. */
   readonly few: readonly unknown[];
   /** The `i`-th of many distinct items, for deep queues (`i` from 0 to 63). */
@@ -35,6 +37,7 @@ export interface ItemUniverse {
  * @public
  */
 export const stringItems: ItemUniverse = {
+  name: "strings",
   few: ["a", "b", "", "__proto__", "constructor", "ключ/ü"],
   many: (i) => `ns/k${i}`,
   invalid: [undefined, null],
@@ -44,7 +47,11 @@ export const stringItems: ItemUniverse = {
  * The items the reference queue is checked with: the string items, plus `0` (falsy) and `NaN` (not equal to
  * itself under `===`, the same item under SameValueZero), which catch truthiness and equality mistakes.
  */
-export const referenceItems: ItemUniverse = { ...stringItems, few: [...stringItems.few, 0, Number.NaN] };
+export const referenceItems: ItemUniverse = {
+  ...stringItems,
+  name: "strings, 0 and NaN",
+  few: [...stringItems.few, 0, Number.NaN],
+};
 
 /**
  * The two shapes of a sequence.

@@ -9,7 +9,15 @@
  *
  * @public
  */
-export type BreachKind = "crashed" | "exited early" | "timed out" | "malformed reply" | "unasked output" | "refused";
+export type BreachKind =
+  | "crashed"
+  | "exited early"
+  | "timed out"
+  | "malformed reply"
+  | "unasked output"
+  | "refused"
+  | "threw"
+  | "missing verb";
 
 /**
  * The implementation broke the protocol: the gate stops and reports it (exit code 3).

@@ -6,12 +6,13 @@ import * as fc from "fast-check";
 import { type ItemUniverse, replayPathOf, type Scenario, type Shape, scenario, stringItems } from "./arbitraries.js";
 import type { Plan, Profile } from "./commands.js";
 import type { Coverage } from "./coverage.js";
-import { type Driver, inProcess } from "./driver.js";
-import { OptionError } from "./errors.js";
+import { type Driver, inProcess, type Observation, type Observe } from "./driver.js";
 import { type Invariant, invariants } from "./invariants.js";
 import { minimize } from "./minimize.js";
 import { planOf } from "./plan.js";
+import { assertSameOptions, decodeReplay, encodeReplay, type Replay, type ReplayOptions } from "./replay.js";
 import type { SubjectFactory } from "./subject.js";
+import { isThenable } from "./subject.js";
 import { type SurveyResult, survey } from "./survey.js";
 import { type Step, type Violation, verifyStarted } from "./verify.js";
 
@@ -28,10 +29,19 @@ export interface ConformanceOptions {
   /** The random seed. @defaultValue a fresh one, printed in the report */
   readonly seed?: number | undefined;
   /**
-   * Replays exactly one counterexample and nothing else: the `replay` token of a failed report
-   * (`seed,path,replayPath`). Overrides `seed`.
+   * Replays exactly one counterexample and nothing else: the `replay` token of a failed report. Overrides `seed`.
+   * The token carries the options that shape the runs (profile, shutDown, maxCommands, shape, items,
+   * finiteMaxRetries); a check with other options refuses it with an `OptionError` naming the option.
+   * @defaultValue the environment variable `WORKQUEUE_REPLAY`, if set, so that a printed replay works in any
+   * project's test suite
    */
   readonly replay?: string | undefined;
+  /**
+   * How long shrinking a failure may take, in milliseconds. When it runs out, the report gives the shortest
+   * counterexample found so far and says that it may not be minimal; its token still replays exactly that one.
+   * @defaultValue 5000
+   */
+  readonly shrinkTimeMs?: number | undefined;
   /** The longest sequence. @defaultValue 100 calls with few items, 250 with many */
   readonly maxCommands?: number | undefined;
   /** Which shapes of sequence to draw: few items hit hard, many items in a deep queue, or both. @defaultValue `"both"` */
@@ -81,6 +91,13 @@ export interface ConformanceReport {
   readonly invariants: readonly Invariant[];
   /** The seed, to run the same sequences again. */
   readonly seed: number;
+  /** The name of the item universe the runs drew from (see {@link ItemUniverse}). */
+  readonly items: string;
+  /**
+   * The views the implementation never showed, so that the checks that compare them were skipped: `size`,
+   * `inFlight`, `failures`, and `shuttingDown` when shutdown was checked. Empty when it showed them all.
+   */
+  readonly unchecked: readonly UncheckedView[];
   /** On failure: the shortest failing sequence found. */
   readonly counterexample?: Counterexample | undefined;
 }
@@ -101,26 +118,74 @@ export interface Counterexample {
   readonly steps: readonly Step[];
   /** How many shrinking steps led from the first failing sequence to this one. */
   readonly shrinks: number;
+  /**
+   * Whether shrinking ran to its end within `shrinkTimeMs`; `false` when the budget ran out first, so that a
+   * shorter counterexample may exist.
+   */
+  readonly minimal: boolean;
+  /** How long shrinking took, in milliseconds. */
+  readonly shrinkMs: number;
   /** The token that replays exactly this counterexample: pass it back as the `replay` option. */
   readonly replay: string;
 }
 
 /** Thrown inside the property so that fast-check shrinks the sequence and hands the violation back. */
 class ViolationError extends Error {
-  constructor(readonly counterexample: Omit<Counterexample, "shrinks" | "replay">) {
+  constructor(readonly counterexample: Violation) {
     super(`${counterexample.invariant.name}: ${counterexample.detail}`);
   }
 }
 
-/** A replay token's parts: `seed,path,replayPath`. */
-function parseReplay(token: string): { seed: number; path: string; replayPath: string } {
-  const [seed = "", path = "", replayPath = ""] = token.split(",");
-  if (!/^-?\d+$/.test(seed) || !/^\d+(:\d+)*$/.test(path)) {
-    throw new OptionError(
-      `Expected \`replay\` to be a token such as "42,0:1:3,AAAE:A", got \`${JSON.stringify(token)}\``,
-    );
-  }
-  return { seed: Number(seed), path, replayPath };
+/** A view that a check may have had to do without. */
+export type UncheckedView = "size" | "inFlight" | "failures" | "shuttingDown";
+
+/** What each view's absence skips, as reports say it. */
+export const skippedChecks: Readonly<Record<UncheckedView, string>> = {
+  size: "the size after every call (§9.1), and what only the size shows of §10.2, §10.3 and §12.3",
+  inFlight: "the number of items in flight after every call (§9.2)",
+  failures: "the failure count after every call on an item (§7.1, §8.1, §9.3)",
+  shuttingDown: "the flag after shutDown (§12.2)",
+};
+
+/**
+ * The driver, watched: which views its observations ever showed. A queue without a view is checked without it,
+ * and the report says so rather than conforming silently.
+ */
+function watched(driver: Driver, seen: Set<string>): Driver {
+  const note = (observation: Observation) => {
+    for (const [view, value] of Object.entries(observation.views)) if (value !== undefined) seen.add(view);
+    return observation;
+  };
+  const watch =
+    (observe: Observe): Observe =>
+    (operation, index) => {
+      const observed = observe(operation, index);
+      return isThenable(observed) ? Promise.resolve(observed).then(note) : note(observed);
+    };
+  return {
+    ...(driver.lookahead === undefined ? {} : { lookahead: driver.lookahead }),
+    start(maxRetries, plan) {
+      const started = driver.start(maxRetries, plan);
+      return isThenable(started) ? Promise.resolve(started).then(watch) : watch(started);
+    },
+  };
+}
+
+/** The options of `options` that a replay token carries, with their defaults. */
+function replayOptionsOf(options: ConformanceOptions): ReplayOptions {
+  return {
+    profile: options.profile ?? "robust",
+    shutDown: options.shutDown === true,
+    maxCommands: options.maxCommands ?? null,
+    shape: options.shape ?? "both",
+    items: universeName(options),
+    finiteMaxRetries: options.finiteMaxRetries === true,
+  };
+}
+
+/** The name of the universe a check draws from. */
+function universeName(options: ConformanceOptions): string {
+  return (options.items ?? stringItems).name ?? "custom";
 }
 
 /** The arbitrary of a check's runs. */
@@ -150,7 +215,7 @@ function runsOf(options: ConformanceOptions, replayPath: string | undefined): fc
  * An error thrown by the driver itself, rather than an answer of the implementation, stops the check at once and
  * is rethrown, unshrunk.
  *
- * @param driver - How the implementation is reached: {@link connect}'s driver for a child process, or your own.
+ * @param subject - How the implementation is reached: {@link connect}'s driver for a child process, or your own.
  * @param options - What to check and how (see {@link ConformanceOptions}).
  * @example
  * ```ts
@@ -167,9 +232,19 @@ function runsOf(options: ConformanceOptions, replayPath: string | undefined): fc
  *
  * @public
  */
-export async function checkDriver(driver: Driver, options: ConformanceOptions = {}): Promise<ConformanceReport> {
+export async function checkDriver(subject: Driver, options: ConformanceOptions = {}): Promise<ConformanceReport> {
   const profile = options.profile ?? "robust";
-  const replay = options.replay === undefined ? undefined : parseReplay(options.replay);
+  const seen = new Set<string>();
+  const driver = watched(subject, seen);
+  const views: UncheckedView[] = [
+    "size",
+    "inFlight",
+    "failures",
+    ...(options.shutDown === true ? (["shuttingDown"] as const) : []),
+  ];
+  const token = options.replay ?? process.env.WORKQUEUE_REPLAY;
+  const replay = token === undefined || token === "" ? undefined : decodeReplay(token);
+  if (replay !== undefined) assertSameOptions(replay, replayOptionsOf(options));
   const seed = replay?.seed ?? options.seed ?? Date.now() ^ (Math.random() * 0x100000000);
   const verifyOptions = { compareMessages: options.compareMessages ?? false, coverage: options.coverage };
   let runs = 0;
@@ -179,14 +254,15 @@ export async function checkDriver(driver: Driver, options: ConformanceOptions = 
     commands += plan.length;
     options.onProgress?.({ runs, commands });
   };
-  const report = { profile, invariants, seed };
+  const base = { profile, invariants, seed, items: universeName(options) };
+  const report = () => ({ ...base, unchecked: views.filter((view) => !seen.has(view)) });
   let surveyed: SurveyResult | undefined;
   if (replay === undefined) {
     const inputs = fc.sample(runsOf(options, undefined), { numRuns: options.runs ?? 100, seed });
     surveyed = await survey(inputs, driver, verifyOptions, counted);
-    if (surveyed.failing < 0) return { ...report, runs, commands, verdict: "conforms" };
+    if (surveyed.failing < 0) return { ...report(), runs, commands, verdict: "conforms" };
   }
-  const failed = { ...report, runs: replay === undefined ? runs : 1, verdict: "does not conform" } as const;
+  const failed = () => ({ ...report(), runs: replay === undefined ? runs : 1, verdict: "does not conform" }) as const;
   let broken: { error: unknown } | undefined;
   const property = fc.asyncProperty(runsOf(options, replay?.replayPath), async (input) => {
     if (broken !== undefined) return; // the driver broke: pass at once, so fast-check neither shrinks nor goes on
@@ -202,25 +278,55 @@ export async function checkDriver(driver: Driver, options: ConformanceOptions = 
     if (violation !== undefined) throw new ViolationError(violation);
   });
   const path = replay?.path ?? String(surveyed?.failing);
-  const details = await fc.check(property, { seed, path, endOnFailure: replay !== undefined });
+  const budget = options.shrinkTimeMs ?? 5000;
+  const shrinkStart = performance.now();
+  // fast-check's shrinking has no bound of its own: the time limit interrupts it with the best counterexample so
+  // far, whose path replays it exactly (a replay follows the path and does not shrink again).
+  const details = await fc.check(property, {
+    seed,
+    path,
+    endOnFailure: replay !== undefined,
+    ...(replay === undefined ? { interruptAfterTimeLimit: budget } : {}),
+  });
   if (broken !== undefined) throw broken.error;
-  if (!details.failed) {
-    // The implementation answered differently the second time: report the survey's run as it failed, unshrunk.
+  const tokenOf = (fields: Pick<Replay, "path" | "replayPath" | "removals" | "minimal">) =>
+    encodeReplay({ ...replayOptionsOf(options), seed, ...fields });
+  if (!details.failed || details.counterexample === null) {
+    // The implementation answered differently the second time, or the budget ran out before fast-check ran the
+    // failing run again: report the survey's run as it failed, unshrunk.
     const violation = surveyed?.violation;
-    if (violation === undefined) return { ...report, runs: 1, commands, verdict: "conforms" };
-    return { ...failed, commands, counterexample: { ...violation, shrinks: 0, replay: `${seed},${path},` } };
+    if (violation === undefined) return { ...report(), runs: 1, commands, verdict: "conforms" };
+    const unshrunk = { shrinks: 0, minimal: false, shrinkMs: performance.now() - shrinkStart };
+    const again = tokenOf({ path, replayPath: "", removals: 0, minimal: false });
+    return { ...failed(), commands, counterexample: { ...violation, ...unshrunk, replay: again } };
   }
   if (!(details.errorInstance instanceof ViolationError)) throw details.errorInstance;
   const [input] = details.counterexample ?? [];
-  const token = [seed, details.counterexamplePath, input === undefined ? "" : replayPathOf(input)].join(",");
   // fast-check's shrinking ends where removing a command changes what the others do; removing calls from the
-  // concrete plan goes further. A replay takes the same deterministic steps, so it prints the same counterexample.
-  const minimized = await minimize(details.errorInstance.counterexample, driver, profile, {
-    compareMessages: verifyOptions.compareMessages,
+  // concrete plan goes further, within what is left of the budget. A replay makes exactly the removals the
+  // original made, so it prints the same counterexample however long either took.
+  const minimized = await minimize(
+    details.errorInstance.counterexample,
+    driver,
+    profile,
+    { compareMessages: verifyOptions.compareMessages },
+    replay === undefined ? { deadline: shrinkStart + budget } : { removals: replay.removals },
+  );
+  const minimal = replay?.minimal ?? (!details.interrupted && !minimized.stopped);
+  const again = tokenOf({
+    path: details.counterexamplePath ?? path,
+    replayPath: input === undefined ? "" : replayPathOf(input),
+    removals: minimized.removals,
+    minimal,
   });
-  const shrinks = details.numShrinks + minimized.removals;
-  const counterexample = { ...minimized.violation, shrinks, replay: token };
-  return { ...failed, commands: commands + minimized.commands, counterexample };
+  const counterexample = {
+    ...minimized.violation,
+    shrinks: details.numShrinks + minimized.removals,
+    minimal,
+    shrinkMs: performance.now() - shrinkStart,
+    replay: again,
+  };
+  return { ...failed(), commands: commands + minimized.commands, counterexample };
 }
 
 /**

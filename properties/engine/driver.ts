@@ -7,7 +7,7 @@
 import { ProtocolBreach } from "./breach.js";
 import type { Views } from "./invariants.js";
 import type { Answer, Operation } from "./operation.js";
-import { showCall } from "./render.js";
+import { showCall, showValue } from "./render.js";
 import { isThenable, type MaybePromise, perform, readView, type Subject, type SubjectFactory } from "./subject.js";
 
 /**
@@ -49,14 +49,48 @@ export interface Driver {
   readonly lookahead?: number;
 }
 
+/**
+ * Reads a view, or calls the factory: what it throws (or rejects with) is not an answer the spec gives a meaning to,
+ * so the check stops with a `threw` breach naming it, instead of a finding.
+ */
+function read<V>(what: () => string, thunk: () => V): V {
+  let value: V;
+  try {
+    value = thunk();
+  } catch (error) {
+    throw new ProtocolBreach("threw", `${what()} threw ${showValue(error)}`, "");
+  }
+  if (!isThenable(value)) return value;
+  return Promise.resolve(value).catch((error: unknown) => {
+    throw new ProtocolBreach("threw", `${what()} rejected with ${showValue(error)}`, "");
+  }) as V;
+}
+
+/** The verbs every queue must offer (docs/spec.md §4–§8). */
+const verbs = ["add", "get", "done", "retry", "forget"] as const;
+
 /** Reads the views an in-process queue offers, once `answer` is in. */
 function withViews(subject: Subject<unknown>, operation: Operation, answer: Answer): MaybePromise<Observation> {
   const item = "item" in operation ? operation.item : undefined;
   const views = [
-    readView(subject, "size"),
-    readView(subject, "inFlight"),
-    item === undefined || item === null ? undefined : subject.failures?.(item),
-    readView(subject, "shuttingDown"),
+    read(
+      () => `size after ${showCall(operation)}`,
+      () => readView(subject, "size"),
+    ),
+    read(
+      () => `inFlight after ${showCall(operation)}`,
+      () => readView(subject, "inFlight"),
+    ),
+    item === undefined || item === null
+      ? undefined
+      : read(
+          () => `failures(${showValue(item)})`,
+          () => subject.failures?.(item),
+        ),
+    read(
+      () => `shuttingDown after ${showCall(operation)}`,
+      () => readView(subject, "shuttingDown"),
+    ),
   ] as const;
   const observation = ([size, inFlight, failures, shuttingDown]: readonly unknown[]): Observation => ({
     answer,
@@ -101,6 +135,11 @@ export function inProcess<T>(
 ): Driver {
   const timeoutMs = options.timeoutMs ?? 5000;
   const ready = (subject: Subject<T>): Observe => {
+    const missing = verbs.find((verb) => typeof (subject as Partial<Subject<T>> | null)?.[verb] !== "function");
+    if (missing !== undefined) {
+      const what = typeof subject === "object" && subject !== null ? "a queue" : showValue(subject);
+      throw new ProtocolBreach("missing verb", `the factory made ${what} without a \`${missing}\` method`, "");
+    }
     if (options.shutDown === true && typeof subject.shutDown !== "function") {
       throw new TypeError("Expected the factory's queues to offer `shutDown()`, as `options.shutDown` is true");
     }
@@ -108,7 +147,10 @@ export function inProcess<T>(
   };
   return {
     start(maxRetries) {
-      const made = factory({ maxRetries });
+      const made = read(
+        () => "the factory",
+        () => factory({ maxRetries }),
+      );
       return isThenable(made) ? bounded(made, timeoutMs, "the factory").then(ready) : ready(made);
     },
   };

@@ -24,10 +24,19 @@ function allowed(plan: readonly Operation[], profile: Profile, maxRetries: numbe
   });
 }
 
+/** Where minimizing stops early. */
+export interface MinimizeLimits {
+  /** The `performance.now()` after which no more attempts are made: the shrinking budget. */
+  readonly deadline?: number | undefined;
+  /** The removals after which it stops: a replay repeats exactly the removals the original made. */
+  readonly removals?: number | undefined;
+}
+
 /**
  * Removes calls from the plan of `violation` while the implementation still breaks an invariant on what is left:
  * halves, quarters, … of the plan, then single calls until no single call can go. Resolves with the shortest
- * violation found, how many removals it took and how many calls the attempts made. Each attempt is one run on a
+ * violation found, how many removals it took, how many calls the attempts made, and whether the deadline stopped
+ * it before no single call could go. Each attempt is one run on a
  * fresh queue; a removal is kept only if that run fails, so an implementation that answers differently from run to
  * run at worst keeps the plan as it was.
  */
@@ -36,15 +45,23 @@ export async function minimize(
   driver: Driver,
   profile: Profile,
   options: VerifyOptions,
-): Promise<{ violation: Violation; removals: number; commands: number }> {
+  limits: MinimizeLimits = {},
+): Promise<{ violation: Violation; removals: number; commands: number; stopped: boolean }> {
   const { maxRetries } = violation;
   let best = violation;
   let removals = 0;
   let commands = 0;
+  let stopped = false;
+  /** Whether a limit says to stop now: the deadline passed, or the removals a replay must repeat are made. */
+  const stop = () => {
+    if (removals >= (limits.removals ?? Number.POSITIVE_INFINITY)) return true;
+    stopped ||= limits.deadline !== undefined && performance.now() > limits.deadline;
+    return stopped;
+  };
   /** One pass removing chunks of `size` calls; whether it removed any. */
   const pass = async (size: number): Promise<boolean> => {
     const before = removals;
-    for (let start = 0; start < best.steps.length; ) {
+    for (let start = 0; start < best.steps.length && !stop(); ) {
       const plan: Plan = best.steps.map((step) => step.operation);
       plan.splice(start, size);
       if (plan.length === 0 || !allowed(plan, profile, maxRetries)) {
@@ -62,6 +79,6 @@ export async function minimize(
     return removals > before;
   };
   for (let size = best.steps.length >> 1; size > 1; size >>= 1) await pass(size);
-  while (await pass(1));
-  return { violation: best, removals, commands };
+  while ((await pass(1)) && !stop());
+  return { violation: best, removals, commands, stopped };
 }

@@ -38,10 +38,13 @@ export function conformanceTests<T>(
   options: Omit<ConformanceOptions, "profile"> = {},
 ): void {
   for (const profile of ["contract", "robust"] satisfies Profile[]) {
-    test(`the queue conforms to workqueue-spec (${profile} profile)`, async () => {
+    const name = `the queue conforms to workqueue-spec (${profile} profile)`;
+    test(name, async () => {
       const report = await checkConformance(factory, { ...options, profile });
       if (report.verdict !== "conforms") {
-        throw new Error(formatReport(report, (token) => `checkConformance(factory, { replay: "${token}" })`));
+        // The token carries the profile, so only the test of that profile may run it: `-t` picks that one.
+        const again = (token: string) => `WORKQUEUE_REPLAY=${token} npx vitest run -t "${name}"`;
+        throw new Error(formatReport(report, again));
       }
     });
   }

@@ -2,7 +2,7 @@
  * Reports in words: a counterexample as numbered calls in the spec's verbs, the broken invariant and how to replay
  * it; a passing check as one line of figures.
  */
-import type { ConformanceReport, Counterexample } from "../engine/conformance.js";
+import { type ConformanceReport, type Counterexample, skippedChecks } from "../engine/conformance.js";
 import type { Views } from "../engine/invariants.js";
 import { wrongViews } from "../engine/invariants.js";
 import { sameAnswer } from "../engine/operation.js";
@@ -82,11 +82,19 @@ export function formatSteps(counterexample: Counterexample): string[] {
 export function formatReport(report: ConformanceReport, replay: (token: string) => string): string {
   const figures = `${plural(report.runs, "run")}, ${plural(report.commands, "command")}, ${plural(report.invariants.length, "invariant")} checked after every step`;
   const { counterexample } = report;
-  if (counterexample === undefined) return `✓ ${report.profile} profile conforms: ${figures} (seed ${report.seed})`;
+  const drawn = `items: ${report.items}`;
+  const without = report.unchecked
+    .map((view) => `\n  checked without ${view}: skipped ${skippedChecks[view]}`)
+    .join("");
+  if (counterexample === undefined) {
+    return `✓ ${report.profile} profile conforms: ${figures} (seed ${report.seed}, ${drawn})${without}`;
+  }
+  const shrunk = `shrunk ${plural(counterexample.shrinks, "time")} in ${(counterexample.shrinkMs / 1000).toFixed(1)} s`;
+  const minimal = counterexample.minimal ? "" : "; the shrinking budget ran out, so a shorter one may exist";
   return [
     `✗ ${report.profile} profile does not conform: ${counterexample.invariant.name} (docs/spec.md ${counterexample.invariant.rule})`,
     ...formatSteps(counterexample).map((line) => `    ${line}`),
-    `  found after ${plural(report.runs, "run")}, shrunk ${plural(counterexample.shrinks, "time")} (seed ${report.seed})`,
-    `  replay: ${replay(counterexample.replay)}`,
+    `  found after ${plural(report.runs, "run")}, ${shrunk}${minimal} (seed ${report.seed}, ${drawn})`,
+    `  replay: ${replay(counterexample.replay)}${without}`,
   ].join("\n");
 }

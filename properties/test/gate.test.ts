@@ -3,7 +3,7 @@
  * short counterexample naming the broken invariant, and accepts correct ones. In process; over the protocol, see
  * protocol.test.ts.
  */
-import { expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { WorkQueue } from "../../src/index.js";
 import { ProtocolBreach } from "../engine/breach.js";
 import type { Profile } from "../engine/commands.js";
@@ -12,6 +12,7 @@ import { OptionError } from "../engine/errors.js";
 import { invariants } from "../engine/invariants.js";
 import type { SubjectFactory } from "../engine/subject.js";
 import { conformanceTests } from "../report/conformance-tests.js";
+import { formatReport } from "../report/text.js";
 import { runs, seed } from "./settings.js";
 import * as wrongQueues from "./wrong/queues.mjs";
 
@@ -88,7 +89,9 @@ test("a replay token that is not one is an OptionError (a RangeError) that names
   const checked = checkConformance(wrong.naive, { replay: "nonsense" });
   await expect(checked).rejects.toBeInstanceOf(RangeError);
   await expect(checked).rejects.toThrow(
-    new OptionError('Expected `replay` to be a token such as "42,0:1:3,AAAE:A", got `"nonsense"`'),
+    new OptionError(
+      'Expected `replay` to be a token that a failed report printed (wq2.…), got `"nonsense"`: it is not a replay token',
+    ),
   );
 });
 
@@ -128,4 +131,136 @@ test("an in-process call that never settles stops the check with a timed-out bre
   const checked = checkConformance(hangs, { profile: "contract", seed: 1, runs: 5, timeoutMs: 50 });
   await expect(checked).rejects.toThrow(new ProtocolBreach("timed out", "get() did not settle within 50 ms", ""));
   await expect(checked).rejects.toBeInstanceOf(ProtocolBreach);
+});
+
+describe("replay tokens", () => {
+  const failing = () => checkConformance(wrong.lostDirtyMark, { profile: "contract", seed, runs: runs(200) });
+
+  test("a token is one paste-safe word: no leading dash, nothing a shell would read", async () => {
+    const token = (await failing()).counterexample?.replay ?? "";
+    expect(token).toMatch(/^wq2\.[A-Za-z0-9_-]+$/);
+  });
+
+  test("a token carries the profile and shutDown: replayed without them it is refused, naming the option", async () => {
+    const token = (await failing()).counterexample?.replay;
+    await expect(checkConformance(wrong.lostDirtyMark, { replay: token })).rejects.toThrow(
+      new OptionError(
+        'The replay token was made with `profile` "contract", but this check has "robust": replay it with the options that made it',
+      ),
+    );
+    const shut = await checkConformance(wrong.shutDownOnlySetsAFlag, { shutDown: true, seed, runs: runs(400) });
+    await expect(
+      checkConformance(wrong.shutDownOnlySetsAFlag, { replay: shut.counterexample?.replay }),
+    ).rejects.toThrow(/made with `shutDown` true, but this check has false/);
+  });
+
+  test("a token carries maxCommands: a replay of a short run is exact, not a crash", async () => {
+    const first = await checkConformance(wrong.lostDirtyMark, {
+      profile: "contract",
+      maxCommands: 10,
+      seed,
+      runs: runs(400),
+    });
+    const again = await checkConformance(wrong.lostDirtyMark, {
+      profile: "contract",
+      maxCommands: 10,
+      replay: first.counterexample?.replay,
+    });
+    expect(again.counterexample?.steps).toEqual(first.counterexample?.steps);
+    await expect(
+      checkConformance(wrong.lostDirtyMark, { profile: "contract", replay: first.counterexample?.replay }),
+    ).rejects.toThrow(/made with `maxCommands` 10, but this check has null/);
+  });
+
+  test("WORKQUEUE_REPLAY replays a token when no replay option is given, as the vitest helper prints", async () => {
+    const first = await failing();
+    process.env.WORKQUEUE_REPLAY = first.counterexample?.replay;
+    try {
+      const again = await checkConformance(wrong.lostDirtyMark, { profile: "contract" });
+      expect([again.runs, again.counterexample?.steps]).toEqual([1, first.counterexample?.steps]);
+    } finally {
+      delete process.env.WORKQUEUE_REPLAY;
+    }
+  });
+
+  test("a shrinking budget that runs out still reports a counterexample, says it may not be minimal, and replays it", async () => {
+    const first = await checkConformance(wrong.ringBufferBreaksOnGrow, {
+      profile: "contract",
+      seed: 7,
+      runs: 400,
+      shrinkTimeMs: 0,
+    });
+    expect([first.verdict, first.counterexample?.minimal]).toEqual(["does not conform", false]);
+    expect(formatReport(first, (t) => t)).toContain("the shrinking budget ran out, so a shorter one may exist");
+    const again = await checkConformance(wrong.ringBufferBreaksOnGrow, {
+      profile: "contract",
+      replay: first.counterexample?.replay,
+    });
+    expect([again.counterexample?.steps, again.counterexample?.minimal]).toEqual([first.counterexample?.steps, false]);
+  });
+
+  test("the report names the item universe it drew from", async () => {
+    const report = await checkConformance(wrong.naive, { seed, runs: 5 });
+    expect([report.items, formatReport(report, (t) => t)]).toEqual([
+      "strings",
+      expect.stringContaining("items: strings"),
+    ]);
+  });
+});
+
+describe("what is not a finding about the queue", () => {
+  /** The reference queue with some of its members replaced. */
+  const patched =
+    (patch: (queue: WorkQueue<unknown>) => Record<string, unknown>) => (options: { maxRetries: number }) => {
+      const queue = new WorkQueue<unknown>(options);
+      return {
+        add: (item: unknown) => queue.add(item),
+        get: () => queue.get(),
+        done: (item: unknown) => queue.done(item),
+        retry: (item: unknown) => queue.retry(item),
+        forget: (item: unknown) => queue.forget(item),
+        get size() {
+          return queue.size;
+        },
+        ...patch(queue),
+      } as never;
+    };
+
+  test("a factory that throws stops the check with a `threw` breach naming the factory", async () => {
+    const throwing = () => {
+      throw new Error("no database");
+    };
+    await expect(checkConformance(throwing, { runs: 1 })).rejects.toThrow(
+      new ProtocolBreach("threw", "the factory threw Error: no database", ""),
+    );
+  });
+
+  test("a view that throws stops the check with a `threw` breach naming the view", async () => {
+    // Defined on the made queue, not spread into it: a spread would call the getter inside the factory.
+    const factory = (options: { maxRetries: number }) =>
+      Object.defineProperty(patched(() => ({}))(options), "inFlight", {
+        get() {
+          throw new RangeError("not counted");
+        },
+      });
+    await expect(checkConformance(factory, { seed: 1, runs: 1 })).rejects.toThrow(
+      /^inFlight after [a-z]+\(.*\) threw RangeError: not counted$/,
+    );
+  });
+
+  test("a queue without a verb is a `missing verb` breach naming it, before any call", async () => {
+    const factory = patched(() => ({ retry: undefined }));
+    await expect(checkConformance(factory, { runs: 1 })).rejects.toThrow(
+      new ProtocolBreach("missing verb", "the factory made a queue without a `retry` method", ""),
+    );
+  });
+
+  test("a queue without size is reported as checked without size, with the checks it skipped", async () => {
+    const factory = patched(() => ({ size: undefined }));
+    const report = await checkConformance(factory, { seed, runs: runs(20) });
+    expect([report.verdict, report.unchecked]).toEqual(["conforms", ["size", "inFlight", "failures"]]);
+    expect(formatReport(report, (t) => t)).toContain("checked without size: skipped the size after every call (§9.1)");
+    const full = await checkConformance((options) => new WorkQueue<unknown>(options), { seed, runs: runs(20) });
+    expect(full.unchecked).toEqual([]);
+  });
 });
