@@ -18,6 +18,7 @@ export {
   type Counterexample,
   checkConformance,
   checkDriver,
+  type UncheckedView,
 } from "./engine/conformance.js";
 export type { Driver, Observation, Observe } from "./engine/driver.js";
 export { OptionError } from "./engine/errors.js";

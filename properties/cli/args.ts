@@ -5,6 +5,7 @@
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { Profile } from "../engine/commands.js";
+import { decodeReplay } from "../engine/replay.js";
 
 /** A bad command line: the entry point prints its message and "see --help", and exits with the usage-error code. */
 export class UsageError extends Error {
@@ -56,6 +57,17 @@ export function positive(name: string, value: string | undefined): number | unde
   return n;
 }
 
+/** A `--replay` token, read now so that a bad one is a usage error before anything is started. */
+function replayToken(token: string | undefined): string | undefined {
+  if (token === undefined) return undefined;
+  try {
+    decodeReplay(token);
+  } catch (error) {
+    throw new UsageError(`--replay: ${(error as Error).message}`);
+  }
+  return token;
+}
+
 /** Reads and checks the options every check shares; `runs` is the entry point's default for `--runs`. */
 export function checkArguments(
   values: { readonly [K in keyof typeof checkOptions]?: string | boolean | undefined },
@@ -73,7 +85,7 @@ export function checkArguments(
     profile,
     runs: positive("runs", values.runs as string | undefined) ?? runs,
     seed,
-    replay: values.replay as string | undefined,
+    replay: replayToken(values.replay as string | undefined),
     maxCommands: positive("max-commands", values["max-commands"] as string | undefined),
   };
 }

@@ -16,7 +16,12 @@ if (missing.length > 0) {
   const io = {
     out: (text: string) => process.stdout.write(text),
     err: (text: string) => process.stderr.write(text),
-    progress: process.stderr.isTTY === true && process.env.CI === undefined,
+    // A live line needs a terminal that understands `\r` and erase-line, and a user who did not ask for plain text.
+    progress:
+      process.stderr.isTTY === true &&
+      process.env.CI === undefined &&
+      process.env.TERM !== "dumb" &&
+      process.env.NO_COLOR === undefined,
   };
   code = await main(process.argv.slice(2), io);
 }

@@ -7,11 +7,14 @@ export const exitCodes = {
   "does not conform": 1,
   "usage error": 2,
   "broke the protocol": 3,
+  "internal error": 4,
 } as const;
 
 /** What an exit code means, as `--help` prints it. */
 export const exitCodeHelp = `exit codes:
   0  conforms
   1  does not conform (the counterexample is printed)
-  2  usage error
-  3  the implementation broke the protocol: crashed, timed out, printed a malformed reply, or exited early`;
+  2  usage error: a bad option or replay token, a command or module that cannot be started or loaded
+  3  the implementation broke the protocol or could not be driven: it crashed, timed out, printed a malformed
+     reply or exited early; in process, its factory or a view threw, a call never settled, or a verb is missing
+  4  internal error: a bug in the gate (please report it)`;

@@ -3,15 +3,17 @@
  * connects the implementation (a child process over protocol v1, or a module in process), runs
  * {@link checkDriver}, and prints the outcome. The exit code is returned; `bin.ts` exits with it.
  */
+import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { stringItems } from "../engine/arbitraries.js";
 import { ProtocolBreach, StartError } from "../engine/breach.js";
 import type { Profile } from "../engine/commands.js";
-import { type ConformanceOptions, type ConformanceReport, checkDriver } from "../engine/conformance.js";
+import { type ConformanceOptions, checkDriver } from "../engine/conformance.js";
 import { type Driver, inProcess } from "../engine/driver.js";
+import { OptionError } from "../engine/errors.js";
 import { loadFactory } from "../engine/load.js";
 import { plural } from "../engine/render.js";
-import { connect } from "../protocol/driver.js";
+import { connect, protocolLines } from "../protocol/driver.js";
 import { toJson } from "../report/json.js";
 import { toJunit } from "../report/junit.js";
 import type { GateOutcome } from "../report/outcome.js";
@@ -32,12 +34,14 @@ options:
   --seed N                   the random seed (default: a fresh one, printed)
   --replay TOKEN             replay exactly one counterexample, from a failed report
   --max-commands N           the longest sequence (default: 100 with few items, 250 with many)
-  --timeout MS               how long to wait for each reply (default: 5000)
+  --timeout MS               how long to wait for each reply, or in process for each call and view to settle
+                             (default: 5000; the handshake may take up to 30 s or this, if longer)
   --lockstep                 send one request at a time instead of a whole run at once
   --shutdown                 with --module: the queues offer shutDown, check it too (over the protocol, the
                              implementation's "shutdown" feature decides)
   --json                     print the outcome as JSON instead of text
   --junit FILE               also write the outcome as JUnit XML to FILE
+  --version                  print the version of workqueue-spec
   -h, --help                 print this help
 
 ${exitCodeHelp}`;
@@ -65,11 +69,13 @@ function parseGate(argv: readonly string[]) {
       json: { type: "boolean" },
       junit: { type: "string" },
       module: { type: "string" },
+      version: { type: "boolean" },
     },
     true,
   );
   const command = split < 0 ? [] : argv.slice(split + 1);
   if (values.help) return { help: true as const };
+  if (values.version) return { help: true as const, version: true };
   if (positionals.length > 0) throw new UsageError(`unexpected \`${positionals[0]}\`: put the command after \`--\``);
   if (command.length > 0 === (values.module !== undefined)) {
     throw new UsageError("give either `-- <command> [args…]` or `--module <file>`, not both and not neither");
@@ -114,13 +120,19 @@ async function open(options: Options): Promise<{
   driver: Driver & { close?: () => Promise<void> };
   described: string;
   check: ConformanceOptions;
+  protocol: boolean;
 }> {
   if (options.module !== undefined) {
     const factory = await loadFactory(options.module).catch((error: Error) =>
       Promise.reject(new StartError(error.message)),
     );
-    const driver = inProcess(factory, { shutDown: options.shutDown });
-    return { driver, described: `${options.module}, in process`, check: { shutDown: options.shutDown } };
+    const driver = inProcess(factory, { shutDown: options.shutDown, timeoutMs: options.timeoutMs });
+    return {
+      driver,
+      described: `${options.module}, in process`,
+      check: { shutDown: options.shutDown },
+      protocol: false,
+    };
   }
   const [command = "", ...args] = options.command;
   const driver = await connect(command, args, { timeoutMs: options.timeoutMs, pipeline: options.pipeline });
@@ -128,13 +140,14 @@ async function open(options: Options): Promise<{
   const features = driver.features.length === 0 ? "" : `, features ${driver.features.join(", ")}`;
   // Over the wire, items are JSON strings and maxRetries a JSON integer; shutdown follows the announced feature.
   const check = {
-    items: { ...stringItems, invalid: [] },
+    items: { ...stringItems, name: "protocol v1 strings", invalid: [] },
     finiteMaxRetries: true,
     shutDown: driver.features.includes("shutdown"),
   };
   return {
     driver,
     described: `${driver.name} (${options.command.join(" ")}) over protocol v1, ${how}${features}`,
+    protocol: true,
     check,
   };
 }
@@ -150,64 +163,112 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     return exitCodes["usage error"];
   }
   if (options.help) {
-    io.out(`${usage}\n`);
+    io.out(`${"version" in options ? version() : usage}\n`);
     return exitCodes.conforms;
   }
   const start = performance.now();
-  const target = options.module ?? options.command.join(" ");
-  const outcome = (result: { report: ConformanceReport } | { breach: ProtocolBreach }): GateOutcome => ({
-    target,
+  const outcome = (result: Pick<GateOutcome, "report" | "breach" | "error">, exitCode: number): GateOutcome => ({
+    target: options.module ?? options.command.join(" "),
+    profile: options.check.profile,
     ...result,
     durationMs: performance.now() - start,
-    exitCode: "report" in result ? exitCodes[result.report.verdict] : exitCodes["broke the protocol"],
+    exitCode,
   });
-  let opened: Awaited<ReturnType<typeof open>>;
-  try {
-    opened = await open(options);
-  } catch (error) {
-    if (error instanceof ProtocolBreach) return finish(outcome({ breach: error }), options, io);
-    if (!(error instanceof StartError)) throw error;
-    io.err(`workqueue-conformance: ${error.message}\n`);
-    return exitCodes["usage error"];
-  }
+  let opened: Awaited<ReturnType<typeof open>> | undefined;
   let result: GateOutcome;
   try {
+    opened = await open(options);
     const report = await checkDriver(opened.driver, {
       ...options.check,
       ...opened.check,
+      timeoutMs: options.timeoutMs,
       onProgress: progressLine(io, options.check.runs),
     });
-    result = outcome({ report });
+    result = outcome({ report }, exitCodes[report.verdict]);
   } catch (error) {
-    if (!(error instanceof ProtocolBreach)) throw error;
-    result = outcome({ breach: error });
+    result = outcome(...classify(error));
   } finally {
     if (io.progress) io.err("\r\u001b[K");
-    await opened.driver.close?.();
+    await opened?.driver.close?.();
   }
-  if (!options.json) io.out(`workqueue-conformance: ${opened.described}\n`);
-  return finish(result, options, io);
+  if (!options.json && opened !== undefined) io.out(`workqueue-conformance: ${opened.described}\n`);
+  return finish(result, options, io, opened?.protocol === true);
+}
+
+/**
+ * What stopped a check that did not reach a verdict, and its exit code: the implementation could not be driven
+ * (3); an option, a token or the target was wrong (2); anything else is a bug in the gate (4).
+ */
+function classify(error: unknown): [Pick<GateOutcome, "breach" | "error">, number] {
+  if (error instanceof ProtocolBreach) return [{ breach: error }, exitCodes["broke the protocol"]];
+  if (error instanceof OptionError || error instanceof StartError || error instanceof UsageError) {
+    return [{ error: { kind: "usage error", message: error.message } }, exitCodes["usage error"]];
+  }
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return [{ error: { kind: "internal error", message } }, exitCodes["internal error"]];
+}
+
+/** The version of workqueue-spec, from its package.json (found upwards from this file, built or not). */
+function version(): string {
+  for (let dir = new URL(".", import.meta.url); dir.pathname !== "/"; dir = new URL("..", dir)) {
+    try {
+      const manifest = JSON.parse(readFileSync(new URL("package.json", dir), "utf8")) as {
+        name?: string;
+        version?: string;
+      };
+      if (manifest.name === "workqueue-spec") return `workqueue-spec ${manifest.version}`;
+    } catch {
+      // no package.json here: look further up
+    }
+  }
+  return "workqueue-spec (version unknown)";
 }
 
 /** Prints the outcome in the chosen format, writes the JUnit file if asked, and returns the exit code. */
-async function finish(outcome: GateOutcome, options: Options, io: Io): Promise<number> {
+async function finish(outcome: GateOutcome, options: Options, io: Io, protocol: boolean): Promise<number> {
+  const { report, breach, error } = outcome;
+  const lines = protocol && report?.counterexample !== undefined ? protocolLines(report.counterexample) : undefined;
   if (options.junit !== undefined) await writeFile(options.junit, toJunit(outcome));
   if (options.json) {
-    io.out(`${JSON.stringify(toJson(outcome), null, 2)}\n`);
+    io.out(`${JSON.stringify(toJson(outcome, lines), null, 2)}\n`);
     return outcome.exitCode;
   }
-  const { report, breach } = outcome;
-  if (breach !== undefined) {
+  if (error !== undefined) {
+    const hint = error.kind === "usage error" ? " (see --help)" : " — a bug in the gate: please report it";
+    io.err(`workqueue-conformance: ${error.kind}: ${error.message}${hint}\n`);
+  } else if (breach !== undefined) {
     const tail =
       breach.stderrTail === "" ? "" : `\n  its stderr ended with:\n${breach.stderrTail.replace(/^/gm, "    ")}`;
     io.out(`✗ the implementation broke the protocol (${breach.kind}): ${breach.message}${tail}\n`);
   } else if (report !== undefined) {
-    const again = options.module === undefined ? `-- ${options.command.join(" ")}` : `--module ${options.module}`;
-    const replay = (token: string) => `workqueue-conformance --profile ${report.profile} --replay ${token} ${again}`;
-    io.out(`${formatReport(report, replay)}\n`);
+    io.out(`${formatReport(report, (token) => replayCommand(options, token))}\n`);
+    if (lines !== undefined) {
+      io.out(`  as protocol v1 requests, to paste into a unit test of the implementation:\n`);
+      io.out(`${lines.map((line) => `    ${line}`).join("\n")}\n`);
+    }
     const seconds = outcome.durationMs / 1000;
     const rate = plural(Math.round(report.commands / seconds), "command");
     io.out(`  ${plural(report.commands, "command")} in ${seconds.toFixed(1)} s (${rate}/s)\n`);
   }
   return outcome.exitCode;
+}
+
+/**
+ * The command that replays `token`, with every option that decides the run; `--replay=` so that nothing in the
+ * token is read as an option.
+ */
+function replayCommand(options: Options, token: string): string {
+  const words = ["workqueue-conformance", "--profile", options.check.profile];
+  if (options.check.maxCommands !== undefined) words.push("--max-commands", String(options.check.maxCommands));
+  if (options.module !== undefined && options.shutDown) words.push("--shutdown");
+  if (!options.pipeline) words.push("--lockstep");
+  if (options.timeoutMs !== 5000) words.push("--timeout", String(options.timeoutMs));
+  words.push(`--replay=${token}`);
+  const target = options.module === undefined ? ["--", ...options.command] : ["--module", options.module];
+  return [...words, ...target.map(quote)].join(" ");
+}
+
+/** A word as a POSIX shell reads it: as it is when it is safe, else in single quotes. */
+function quote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }

@@ -83,9 +83,12 @@ export interface ConformanceReport {
   readonly verdict: "conforms" | "does not conform";
   /** The profile that was checked. */
   readonly profile: Profile;
-  /** Sequences run, up to and including the first failure; shrinking is not counted. */
+  /**
+   * Sequences run, up to and including the first failure (1 for a replay); shrinking is counted apart, in the
+   * counterexample.
+   */
   readonly runs: number;
-  /** Calls made on implementations, shrinking included. */
+  /** Calls made on implementations by those sequences; shrinking is counted apart, in the counterexample. */
   readonly commands: number;
   /** The named checks run after every step. */
   readonly invariants: readonly Invariant[];
@@ -125,6 +128,10 @@ export interface Counterexample {
   readonly minimal: boolean;
   /** How long shrinking took, in milliseconds. */
   readonly shrinkMs: number;
+  /** How many runs shrinking made, each on a fresh queue. */
+  readonly shrinkRuns: number;
+  /** How many calls those runs made. */
+  readonly shrinkCommands: number;
   /** The token that replays exactly this counterexample: pass it back as the `replay` option. */
   readonly replay: string;
 }
@@ -136,10 +143,14 @@ class ViolationError extends Error {
   }
 }
 
-/** A view that a check may have had to do without. */
+/**
+ * A view that a check may have had to do without.
+ *
+ * @public
+ */
 export type UncheckedView = "size" | "inFlight" | "failures" | "shuttingDown";
 
-/** What each view's absence skips, as reports say it. */
+/** What each view's absence skips, as reports say it. @internal */
 export const skippedChecks: Readonly<Record<UncheckedView, string>> = {
   size: "the size after every call (§9.1), and what only the size shows of §10.2, §10.3 and §12.3",
   inFlight: "the number of items in flight after every call (§9.2)",
@@ -249,10 +260,18 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
   const verifyOptions = { compareMessages: options.compareMessages ?? false, coverage: options.coverage };
   let runs = 0;
   let commands = 0;
+  let shrinkRuns = 0;
+  let shrinkCommands = 0;
   const counted = (plan: Plan) => {
     runs++;
     commands += plan.length;
     options.onProgress?.({ runs, commands });
+  };
+  /** The runs after the survey (or the first of a replay) are shrinking. */
+  const shrinking = (plan: Plan) => {
+    shrinkRuns++;
+    shrinkCommands += plan.length;
+    options.onProgress?.({ runs: runs + shrinkRuns, commands: commands + shrinkCommands });
   };
   const base = { profile, invariants, seed, items: universeName(options) };
   const report = () => ({ ...base, unchecked: views.filter((view) => !seen.has(view)) });
@@ -262,7 +281,7 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     surveyed = await survey(inputs, driver, verifyOptions, counted);
     if (surveyed.failing < 0) return { ...report(), runs, commands, verdict: "conforms" };
   }
-  const failed = () => ({ ...report(), runs: replay === undefined ? runs : 1, verdict: "does not conform" }) as const;
+  const failed = () => ({ ...report(), runs, commands, verdict: "does not conform" }) as const;
   let broken: { error: unknown } | undefined;
   const property = fc.asyncProperty(runsOf(options, replay?.replayPath), async (input) => {
     if (broken !== undefined) return; // the driver broke: pass at once, so fast-check neither shrinks nor goes on
@@ -274,7 +293,8 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
       broken = { error };
       throw error;
     }
-    counted(plan);
+    if (replay !== undefined && runs === 0) counted(plan);
+    else shrinking(plan);
     if (violation !== undefined) throw new ViolationError(violation);
   });
   const path = replay?.path ?? String(surveyed?.failing);
@@ -295,10 +315,16 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     // The implementation answered differently the second time, or the budget ran out before fast-check ran the
     // failing run again: report the survey's run as it failed, unshrunk.
     const violation = surveyed?.violation;
-    if (violation === undefined) return { ...report(), runs: 1, commands, verdict: "conforms" };
-    const unshrunk = { shrinks: 0, minimal: false, shrinkMs: performance.now() - shrinkStart };
+    if (violation === undefined) return { ...report(), runs, commands, verdict: "conforms" };
+    const unshrunk = {
+      shrinks: 0,
+      minimal: false,
+      shrinkMs: performance.now() - shrinkStart,
+      shrinkRuns,
+      shrinkCommands,
+    };
     const again = tokenOf({ path, replayPath: "", removals: 0, minimal: false });
-    return { ...failed(), commands, counterexample: { ...violation, ...unshrunk, replay: again } };
+    return { ...failed(), counterexample: { ...violation, ...unshrunk, replay: again } };
   }
   if (!(details.errorInstance instanceof ViolationError)) throw details.errorInstance;
   const [input] = details.counterexample ?? [];
@@ -324,9 +350,11 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     shrinks: details.numShrinks + minimized.removals,
     minimal,
     shrinkMs: performance.now() - shrinkStart,
+    shrinkRuns: shrinkRuns + minimized.runs,
+    shrinkCommands: shrinkCommands + minimized.commands,
     replay: again,
   };
-  return { ...failed(), commands: commands + minimized.commands, counterexample };
+  return { ...failed(), counterexample };
 }
 
 /**

@@ -9,7 +9,7 @@ import type { SubjectFactory } from "./subject.js";
  * Imports `file` and returns the queue factory it exports: the export `name` if given, else `factory`, else the
  * default export.
  *
- * @throws TypeError when the module exports no function under that name.
+ * @throws TypeError when the module exports no function under that name, or a class instead of a factory.
  */
 export async function loadFactory(file: string, name?: string): Promise<SubjectFactory<unknown>> {
   const module = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
@@ -18,6 +18,11 @@ export async function loadFactory(file: string, name?: string): Promise<SubjectF
   if (factory === undefined) {
     const wanted = names.map((n) => `\`${n}\``).join(" or ");
     throw new TypeError(`Expected \`${file}\` to export a queue factory as ${wanted}, got none`);
+  }
+  if (/^class\b/.test(Function.prototype.toString.call(factory))) {
+    throw new TypeError(
+      `Expected \`${file}\` to export a queue factory, got a class: export \`(options) => new ${(factory as { name: string }).name || "Queue"}(options)\` instead`,
+    );
   }
   return factory as SubjectFactory<unknown>;
 }

@@ -46,10 +46,11 @@ export async function minimize(
   profile: Profile,
   options: VerifyOptions,
   limits: MinimizeLimits = {},
-): Promise<{ violation: Violation; removals: number; commands: number; stopped: boolean }> {
+): Promise<{ violation: Violation; removals: number; runs: number; commands: number; stopped: boolean }> {
   const { maxRetries } = violation;
   let best = violation;
   let removals = 0;
+  let runs = 0;
   let commands = 0;
   let stopped = false;
   /** Whether a limit says to stop now: the deadline passed, or the removals a replay must repeat are made. */
@@ -68,6 +69,7 @@ export async function minimize(
         start += size;
         continue;
       }
+      runs++;
       commands += plan.length;
       const shorter = await verifyStarted(driver.start(maxRetries, plan), maxRetries, plan, options);
       if (shorter === undefined) start += size;
@@ -80,5 +82,5 @@ export async function minimize(
   };
   for (let size = best.steps.length >> 1; size > 1; size >>= 1) await pass(size);
   while ((await pass(1)) && !stop());
-  return { violation: best, removals, commands, stopped };
+  return { violation: best, removals, runs, commands, stopped };
 }

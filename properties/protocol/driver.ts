@@ -8,6 +8,7 @@ import { ProtocolBreach } from "../engine/breach.js";
 import type { Driver, Observation, Observe } from "../engine/driver.js";
 import type { Views } from "../engine/invariants.js";
 import type { Answer, Operation } from "../engine/operation.js";
+import type { Step } from "../engine/verify.js";
 import { describeErrors, type RequestOp, replyTo, validators } from "./schema.js";
 import { Session } from "./session.js";
 
@@ -35,6 +36,33 @@ type Request = { readonly op: RequestOp } & Record<string, unknown>;
 function requestFor(operation: Operation): Request {
   if (operation.verb === "shutDown") return { op: "shutdown" };
   return "item" in operation ? { op: operation.verb, item: operation.item } : { op: operation.verb };
+}
+
+/** The reply protocol v1 expects for an answer of the model to `operation`. */
+function expectedReply(operation: Operation, answer: Answer): object {
+  if (answer.kind === "error") return { ok: false, error: answer.message };
+  if (operation.verb === "get") return { ok: true, item: answer.value ?? null };
+  if (operation.verb === "retry") return { ok: true, requeued: answer.value };
+  return { ok: true };
+}
+
+/**
+ * A counterexample as protocol v1 lines: each request (`→`) and the reply the model expects (`←`), with the `len`
+ * that followed where the size was compared, ready to paste into a unit test of an implementation in any language.
+ */
+export function protocolLines(counterexample: {
+  readonly maxRetries: number;
+  readonly steps: readonly Step[];
+}): string[] {
+  const lines = [`→ ${JSON.stringify({ op: "new", maxRetries: counterexample.maxRetries })}`, `← {"ok":true}`];
+  for (const step of counterexample.steps) {
+    lines.push(`→ ${JSON.stringify(requestFor(step.operation))}`);
+    lines.push(`← ${JSON.stringify(expectedReply(step.operation, step.expected))}`);
+    if (step.actualViews.size !== undefined) {
+      lines.push(`→ {"op":"len"}`, `← ${JSON.stringify({ ok: true, len: step.expectedViews.size })}`);
+    }
+  }
+  return lines;
 }
 
 /**

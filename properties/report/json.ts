@@ -4,19 +4,30 @@
 import { showCall } from "../engine/render.js";
 import { type GateOutcome, verdictOf } from "./outcome.js";
 
-/** The outcome as a JSON value; an `undefined` answer has no `value` key. */
-export function toJson(outcome: GateOutcome): object {
-  const { report, breach } = outcome;
+/** The version of the JSON report's format, `formatVersion` (see report.schema.json). */
+export const jsonFormatVersion = 1;
+
+/**
+ * The outcome as a JSON value, in the format of `report.schema.json`: an `undefined` answer has no `value` key, and
+ * `Infinity` (a `maxRetries`) is the string `"Infinity"`, never JSON's `null`. `lines` are the counterexample as
+ * protocol v1 requests and expected replies, over the protocol.
+ */
+export function toJson(outcome: GateOutcome, lines?: readonly string[]): object {
+  const { report, breach, error } = outcome;
   const counterexample = report?.counterexample;
-  return {
+  const json = {
+    formatVersion: jsonFormatVersion,
     target: outcome.target,
+    profile: outcome.profile,
     verdict: verdictOf(outcome),
     exitCode: outcome.exitCode,
     durationMs: Math.round(outcome.durationMs),
+    ...(error === undefined ? {} : { error }),
     ...(report === undefined
       ? {}
       : {
-          profile: report.profile,
+          items: report.items,
+          unchecked: report.unchecked,
           runs: report.runs,
           commands: report.commands,
           seed: report.seed,
@@ -30,7 +41,11 @@ export function toJson(outcome: GateOutcome): object {
             detail: counterexample.detail,
             maxRetries: counterexample.maxRetries,
             shrinks: counterexample.shrinks,
+            minimal: counterexample.minimal,
+            shrinkRuns: counterexample.shrinkRuns,
+            shrinkCommands: counterexample.shrinkCommands,
             replay: counterexample.replay,
+            ...(lines === undefined ? {} : { protocolLines: lines }),
             steps: counterexample.steps.map((step, i) => ({
               step: i + 1,
               call: showCall(step.operation),
@@ -42,4 +57,6 @@ export function toJson(outcome: GateOutcome): object {
       ? {}
       : { breach: { kind: breach.kind, message: breach.message, stderrTail: breach.stderrTail } }),
   };
+  // JSON has no Infinity: spell it out rather than let JSON.stringify write null.
+  return JSON.parse(JSON.stringify(json, (_, value) => (value === Number.POSITIVE_INFINITY ? "Infinity" : value)));
 }

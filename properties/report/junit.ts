@@ -1,19 +1,23 @@
 /**
- * The gate's JUnit XML report, for CI dashboards: one test suite, with one test case for the check that ran.
+ * The gate's JUnit XML report, for CI dashboards: one test suite, with one test case for the profile that was checked,
+ * in the structure of the Apache Ant JUnit schema, which CI dashboards read (checked by properties/test/reports.test.ts).
  */
 
+import { hostname } from "node:os";
 import type { GateOutcome } from "./outcome.js";
 import { formatSteps } from "./text.js";
 import { element } from "./xml.js";
 
 /** The outcome as a JUnit XML document: one test suite with one test case, failed or in error when it did not pass. */
 export function toJunit(outcome: GateOutcome): string {
-  const { report, breach } = outcome;
+  const { report, breach, error } = outcome;
   const time = (outcome.durationMs / 1000).toFixed(3);
   const counterexample = report?.counterexample;
-  const name = `${report?.profile ?? "protocol"} profile conforms to docs/spec.md`;
+  const name = `${outcome.profile} profile conforms to docs/spec.md`;
   const children: string[] = [];
-  if (breach !== undefined) {
+  if (error !== undefined) {
+    children.push(element("error", { type: error.kind, message: error.message }, error.message));
+  } else if (breach !== undefined) {
     const text = [breach.message, breach.stderrTail === "" ? "" : `stderr:\n${breach.stderrTail}`].join("\n");
     children.push(element("error", { type: breach.kind, message: `broke the protocol: ${breach.message}` }, text));
   } else if (counterexample !== undefined) {
@@ -23,16 +27,24 @@ export function toJunit(outcome: GateOutcome): string {
     );
   }
   const testcase = element("testcase", { name, classname: "workqueue-conformance", time }, children);
+  // Local time without a zone, to the second, as the Ant JUnit format has it.
+  const started = new Date(Date.now() - outcome.durationMs);
+  const local = new Date(started.getTime() - started.getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
+  const stderr = breach?.stderrTail ?? "";
   const suite = element(
     "testsuite",
     {
+      package: "workqueue-conformance",
+      id: 0,
       name: `workqueue-conformance: ${outcome.target}`,
+      timestamp: local,
+      hostname: hostname() || "localhost",
       tests: 1,
-      failures: counterexample === undefined || breach !== undefined ? 0 : 1,
-      errors: breach === undefined ? 0 : 1,
+      failures: counterexample === undefined ? 0 : 1,
+      errors: breach === undefined && error === undefined ? 0 : 1,
       time,
     },
-    [testcase],
+    [element("properties", {}), testcase, element("system-out", {}, ""), element("system-err", {}, stderr)],
   );
   return `<?xml version="1.0" encoding="UTF-8"?>\n${element("testsuites", {}, [suite])}\n`;
 }

@@ -4,14 +4,18 @@
 import type { ProtocolBreach } from "../engine/breach.js";
 import type { ConformanceReport } from "../engine/conformance.js";
 
-/** The outcome of one gate run: a report, or the breach that stopped it. */
+/** The outcome of one gate run: a report, the breach that stopped it, or the error that kept it from starting. */
 export interface GateOutcome {
   /** What was checked, in words: the command line or the module. */
   readonly target: string;
+  /** The profile that was (to be) checked. */
+  readonly profile: string;
   /** The report, when the check ran to its end. */
   readonly report?: ConformanceReport | undefined;
   /** The breach, when the implementation broke the protocol. */
   readonly breach?: ProtocolBreach | undefined;
+  /** A usage error (bad option, bad token, target not found) or a bug in the gate, when no check could run. */
+  readonly error?: { readonly kind: "usage error" | "internal error"; readonly message: string } | undefined;
   /** How long the check took, in milliseconds. */
   readonly durationMs: number;
   /** The exit code the gate ends with. */
@@ -20,5 +24,6 @@ export interface GateOutcome {
 
 /** The verdict of an outcome in words. */
 export function verdictOf(outcome: GateOutcome): string {
+  if (outcome.error !== undefined) return outcome.error.kind;
   return outcome.breach === undefined ? (outcome.report?.verdict ?? "not checked") : "broke the protocol";
 }
