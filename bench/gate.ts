@@ -4,10 +4,10 @@
  * rejects each deliberately wrong queue.
  */
 import { fileURLToPath } from "node:url";
-import { stringItems } from "../properties/engine/arbitraries.js";
 import type { Profile } from "../properties/engine/commands.js";
 import { checkConformance, checkDriver } from "../properties/engine/conformance.js";
 import { loadFactory } from "../properties/engine/load.js";
+import { stringItems } from "../properties/engine/universes.js";
 import { connect } from "../properties/protocol/driver.js";
 import { WorkQueue } from "../src/index.js";
 

@@ -9,7 +9,7 @@
  * @packageDocumentation
  * @module workqueue-spec/properties
  */
-export { type ItemUniverse, type Shape, stringItems } from "./engine/arbitraries.js";
+export type { Shape } from "./engine/arbitraries.js";
 export { type BreachKind, ProtocolBreach, StartError } from "./engine/breach.js";
 export type { Profile } from "./engine/commands.js";
 export {
@@ -34,6 +34,7 @@ export type {
   ValueAnswer,
 } from "./engine/operation.js";
 export type { MaybePromise, Subject, SubjectFactory } from "./engine/subject.js";
+export { anyItems, type ItemUniverse, stringItems } from "./engine/universes.js";
 export type { Step } from "./engine/verify.js";
 export { type ConnectOptions, connect, type ProtocolDriver } from "./protocol/driver.js";
 export { type JsonSchema, type ReplyKind, type RequestOp, replySchemas, requestSchemas } from "./protocol/schema.js";

@@ -5,7 +5,6 @@
  */
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { stringItems } from "../engine/arbitraries.js";
 import { ProtocolBreach, StartError } from "../engine/breach.js";
 import type { Profile } from "../engine/commands.js";
 import { type ConformanceOptions, checkDriver } from "../engine/conformance.js";
@@ -13,6 +12,7 @@ import { type Driver, inProcess } from "../engine/driver.js";
 import { OptionError } from "../engine/errors.js";
 import { loadFactory } from "../engine/load.js";
 import { plural } from "../engine/render.js";
+import { anyItems, stringItems } from "../engine/universes.js";
 import { connect, protocolLines } from "../protocol/driver.js";
 import { toJson } from "../report/json.js";
 import { toJunit } from "../report/junit.js";
@@ -130,7 +130,7 @@ async function open(options: Options): Promise<{
     return {
       driver,
       described: `${options.module}, in process`,
-      check: { shutDown: options.shutDown },
+      check: { shutDown: options.shutDown, items: anyItems },
       protocol: false,
     };
   }

@@ -3,11 +3,11 @@
  * report. A thin shell over {@link checkConformance}: the shared argument parser, output, and the shared exit codes.
  */
 import { WorkQueue } from "../../src/index.js";
-import { referenceItems } from "../engine/arbitraries.js";
 import type { Profile } from "../engine/commands.js";
 import { checkConformance } from "../engine/conformance.js";
 import { Coverage, reachable } from "../engine/coverage.js";
 import { plural } from "../engine/render.js";
+import { anyItems } from "../engine/universes.js";
 import { formatReport } from "../report/text.js";
 import { checkArguments, checkOptions, parse, UsageError } from "./args.js";
 import { exitCodeHelp, exitCodes } from "./exit-codes.js";
@@ -45,7 +45,7 @@ async function main(argv: readonly string[]): Promise<number> {
       seed: options.seed,
       replay: options.replay,
       maxCommands: options.maxCommands,
-      items: referenceItems,
+      items: anyItems,
       compareMessages: true,
       coverage,
       shutDown: true,

@@ -5,60 +5,15 @@
  */
 import * as fc from "fast-check";
 import { CallCommand, HeldCommand, type Profile, type QueueCommand } from "./commands.js";
-
-/**
- * The items a suite draws from.
- *
- * @public
- */
-export interface ItemUniverse {
-  /** The universe's name, which reports show and replay tokens carry. @defaultValue `"custom"` */
-  readonly name?: string;
-  /** A handful of items, drawn often; the first one is where shrinking leads. Include the awkward ones. */
-  readonly few: readonly unknown[];
-  /** The `i`-th of many distinct items, for deep queues (`i` from 0 to 63). */
-  readonly many: (i: number) => unknown;
-  /** Values that are not items ([docs/spec.md §1.2](../../docs/spec.md#§1-items)), sent now and then by the robust profile. */
-  readonly invalid: readonly unknown[];
-}
-
-/**
- * String items, as the wire protocol carries them: plain keys, the empty string, keys that are special to plain
- * objects, and a non-ASCII key.
- *
- * @example
- * ```ts
- * import { checkConformance, stringItems } from "workqueue-spec/properties";
- *
- * // A queue whose items are strings only, as over the wire:
- * await checkConformance((options) => new MyQueue(options), { items: stringItems });
- * ```
- *
- * @public
- */
-export const stringItems: ItemUniverse = {
-  name: "strings",
-  few: ["a", "b", "", "__proto__", "constructor", "ключ/ü"],
-  many: (i) => `ns/k${i}`,
-  invalid: [undefined, null],
-};
-
-/**
- * The items the reference queue is checked with: the string items, plus `0` (falsy) and `NaN` (not equal to
- * itself under `===`, the same item under SameValueZero), which catch truthiness and equality mistakes.
- */
-export const referenceItems: ItemUniverse = {
-  ...stringItems,
-  name: "strings, 0 and NaN",
-  few: [...stringItems.few, 0, Number.NaN],
-};
+import { MacroCommand, type MacroKind } from "./macros.js";
+import type { ItemUniverse } from "./universes.js";
 
 /**
  * The two shapes of a sequence.
  *
  * @public
  */
-export type Shape = "few" | "many";
+export type Shape = "few" | "many" | "deep";
 
 /** One run's input: the queue's `maxRetries` and the commands to run on it. */
 export interface Scenario {
@@ -71,37 +26,70 @@ export interface Scenario {
 /** `maxRetries` from 0 to 6; shrinks towards 0. */
 const finiteMaxRetries = fc.integer({ min: 0, max: 6 });
 
-/** `maxRetries` from 0 to 6, and sometimes `Infinity`; shrinks towards 0. */
+/**
+ * `maxRetries` mostly from 0 to 6, sometimes up to 300 (so that a count past 255 is reached) and sometimes
+ * `Infinity`; shrinks towards 0.
+ */
 export const maxRetries: fc.Arbitrary<number> = fc.oneof(
-  { weight: 7, arbitrary: finiteMaxRetries },
+  { weight: 6, arbitrary: finiteMaxRetries },
+  { weight: 1, arbitrary: fc.integer({ min: 7, max: 300 }) },
   { weight: 1, arbitrary: fc.constant(Number.POSITIVE_INFINITY) },
 );
+
+/**
+ * A count from 1 to about `2 ** bits`, log-uniform, so that every order of magnitude comes up as often: a bug at 100
+ * items is found as readily as one at 4,000. Drawn as a uniform number that the count grows with, so that
+ * shrinking it shrinks the count.
+ */
+function logUniform(bits: number): fc.Arbitrary<number> {
+  return fc.integer({ min: 0, max: 1 << 12 }).map((x) => Math.max(1, Math.floor(2 ** ((x / (1 << 12)) * bits))));
+}
+
+/** The macro commands of a deep run: bursts of up to ~6,000 items, drains, holds, long cycles and failure streaks. */
+function macro(universe: ItemUniverse): fc.Arbitrary<QueueCommand> {
+  const make = (kind: MacroKind, bits: number) =>
+    fc
+      .tuple(logUniform(bits), fc.constantFrom(0, 0, 6_000))
+      .map(([count, start]) => new MacroCommand(kind, count, start, universe.many));
+  return fc.oneof(
+    { weight: 4, arbitrary: make("burst", 12.6) },
+    { weight: 2, arbitrary: make("drain", 12.6) },
+    { weight: 2, arbitrary: make("hold", 11) },
+    { weight: 1, arbitrary: make("cycle", 14.5) },
+    { weight: 2, arbitrary: make("fail", 10) },
+  );
+}
 
 /** How often each verb is drawn, per shape. */
 const weights: Record<Shape, Record<"add" | "get" | "done" | "retry" | "forget", number>> = {
   few: { add: 3, get: 3, done: 3, retry: 3, forget: 2 },
   many: { add: 8, get: 3, done: 3, retry: 2, forget: 1 },
+  deep: { add: 3, get: 3, done: 3, retry: 2, forget: 1 },
 };
 
 /** The longest sequence, per shape. */
-const maxCommands: Record<Shape, number> = { few: 100, many: 250 };
+const maxCommands: Record<Shape, number> = { few: 100, many: 250, deep: 16 };
 
 /**
  * How many other commands are drawn for each `shutDown`, per shape, when sequences call it: about once in a
  * sequence, near its middle, so that most sequences reach a shutdown with items queued, in flight and dirty.
  */
-const commandsPerShutDown: Record<Shape, number> = { few: 50, many: 125 };
+const commandsPerShutDown: Record<Shape, number> = { few: 50, many: 125, deep: 8 };
 
 /** The arbitrary of one command, given the profile, the shape and the items. */
 export function command(profile: Profile, shape: Shape, universe: ItemUniverse): fc.Arbitrary<QueueCommand> {
   // The first two of the few items come up half the time, so that one item goes through many cycles.
   const few = fc.oneof(fc.constantFrom(...universe.few.slice(0, 2)), fc.constantFrom(...universe.few));
-  const valid = shape === "few" ? few : fc.nat(63).map(universe.many);
+  const valid = shape === "few" ? few : fc.nat(shape === "many" ? 63 : 12_000).map(universe.many);
   const item =
     profile === "robust" && universe.invalid.length > 0
       ? fc.oneof({ weight: 19, arbitrary: valid }, { weight: 1, arbitrary: fc.constantFrom(...universe.invalid) })
       : valid;
   const w = weights[shape];
+  if (shape === "deep") {
+    const single = command(profile, "many", universe);
+    return fc.oneof({ weight: 3, arbitrary: macro(universe) }, { weight: 2, arbitrary: single });
+  }
   const onItem = (verb: "add" | "done" | "retry" | "forget") => item.map((x) => new CallCommand(verb, x));
   const held = (verb: "done" | "retry") =>
     profile === "contract" ? fc.nat(7).map((pick) => new HeldCommand(verb, pick)) : onItem(verb);
@@ -148,7 +136,17 @@ export function scenario(spec: ScenarioSpec): fc.Arbitrary<Scenario> {
     ],
     spec.replayPath === undefined ? limits : { ...limits, replayPath: spec.replayPath },
   );
-  return fc.record({ maxRetries: spec.finite === true ? finiteMaxRetries : maxRetries, commands });
+  return fc.record({ maxRetries: maxRetriesOf(spec), commands });
+}
+
+/**
+ * The `maxRetries` of a run: a deep run leans on large bounds and `Infinity`, where long failure streaks tell a
+ * counter that saturates or a bound that is silently smaller from a right one.
+ */
+function maxRetriesOf(spec: ScenarioSpec): fc.Arbitrary<number> {
+  if (spec.finite === true) return spec.shape === "deep" ? fc.integer({ min: 0, max: 300 }) : finiteMaxRetries;
+  if (spec.shape !== "deep") return maxRetries;
+  return fc.oneof(finiteMaxRetries, fc.integer({ min: 7, max: 300 }), fc.constant(Number.POSITIVE_INFINITY));
 }
 
 /** The fast-check replay hint of a generated command sequence, as it prints it: `/*replayPath="…"*\/`. */

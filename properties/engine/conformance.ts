@@ -3,7 +3,7 @@
  * implementation, shrink a failure to a short counterexample, and say how to replay it.
  */
 import * as fc from "fast-check";
-import { type ItemUniverse, replayPathOf, type Scenario, type Shape, scenario, stringItems } from "./arbitraries.js";
+import { replayPathOf, type Scenario, type Shape, scenario } from "./arbitraries.js";
 import type { Plan, Profile } from "./commands.js";
 import type { Coverage } from "./coverage.js";
 import { type Driver, inProcess, type Observation, type Observe } from "./driver.js";
@@ -14,6 +14,7 @@ import { assertSameOptions, decodeReplay, encodeReplay, type Replay, type Replay
 import type { SubjectFactory } from "./subject.js";
 import { isThenable } from "./subject.js";
 import { type SurveyResult, survey } from "./survey.js";
+import { anyItems, type ItemUniverse, stringItems } from "./universes.js";
 import { type Step, type Violation, verifyStarted } from "./verify.js";
 
 /**
@@ -44,9 +45,16 @@ export interface ConformanceOptions {
   readonly shrinkTimeMs?: number | undefined;
   /** The longest sequence. @defaultValue 100 calls with few items, 250 with many */
   readonly maxCommands?: number | undefined;
-  /** Which shapes of sequence to draw: few items hit hard, many items in a deep queue, or both. @defaultValue `"both"` */
-  readonly shape?: Shape | "both";
-  /** The items to draw from. @defaultValue {@link stringItems} */
+  /**
+   * Which shapes of sequence to draw: `few` items hit hard, `many` items in a queue dozens deep, `deep` runs of
+   * macro commands (bursts of up to ~6,000 items, holds, drains, cycles of up to ~23,000 calls, long failure
+   * streaks), `both` (few and many) or `all`. @defaultValue `"all"`
+   */
+  readonly shape?: Shape | "both" | "all";
+  /**
+   * The items to draw from; pass {@link stringItems} for a queue of strings only.
+   * @defaultValue {@link anyItems} in `checkConformance`, {@link stringItems} in `checkDriver`
+   */
   readonly items?: ItemUniverse;
   /** Whether error messages must equal the model's; otherwise only the error's name must. @defaultValue `false` */
   readonly compareMessages?: boolean;
@@ -188,7 +196,7 @@ function replayOptionsOf(options: ConformanceOptions): ReplayOptions {
     profile: options.profile ?? "robust",
     shutDown: options.shutDown === true,
     maxCommands: options.maxCommands ?? null,
-    shape: options.shape ?? "both",
+    shape: options.shape ?? "all",
     items: universeName(options),
     finiteMaxRetries: options.finiteMaxRetries === true,
   };
@@ -209,9 +217,14 @@ function runsOf(options: ConformanceOptions, replayPath: string | undefined): fc
     finite: options.finiteMaxRetries ?? false,
     shutDown: options.shutDown,
   };
-  const shape = options.shape ?? "both";
-  if (shape !== "both") return scenario({ ...spec, shape });
-  return fc.oneof(scenario({ ...spec, shape: "few" }), scenario({ ...spec, shape: "many" }));
+  const shape = options.shape ?? "all";
+  if (shape === "both") return fc.oneof(scenario({ ...spec, shape: "few" }), scenario({ ...spec, shape: "many" }));
+  if (shape !== "all") return scenario({ ...spec, shape });
+  return fc.oneof(
+    { weight: 2, arbitrary: scenario({ ...spec, shape: "few" }) },
+    { weight: 2, arbitrary: scenario({ ...spec, shape: "many" }) },
+    { weight: 1, arbitrary: scenario({ ...spec, shape: "deep" }) },
+  );
 }
 
 /**
@@ -306,7 +319,8 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     seed,
     path,
     endOnFailure: replay !== undefined,
-    ...(replay === undefined ? { interruptAfterTimeLimit: budget } : {}),
+    // Half the budget at most: removing calls from the concrete plan, next, shortens long histories faster.
+    ...(replay === undefined ? { interruptAfterTimeLimit: Math.ceil(budget / 2) } : {}),
   });
   if (broken !== undefined) throw broken.error;
   const tokenOf = (fields: Pick<Replay, "path" | "replayPath" | "removals" | "minimal">) =>
@@ -382,6 +396,6 @@ export async function checkConformance<T>(
 ): Promise<ConformanceReport> {
   return checkDriver(
     inProcess(factory, { shutDown: options.shutDown === true, timeoutMs: options.timeoutMs ?? 5000 }),
-    options,
+    { ...options, items: options.items ?? anyItems },
   );
 }

@@ -4,7 +4,7 @@
  * names the counterexample; the last one, "every answer equals the model's", catches whatever the others do not.
  */
 import type { ItemState, WorkQueueModel } from "../../model/index.js";
-import { type Answer, type Operation, sameAnswer } from "./operation.js";
+import { type Answer, type Operation, sameAnswer, sameItem } from "./operation.js";
 import { plural, showAnswer, showCall, showValue } from "./render.js";
 
 /**
@@ -60,7 +60,7 @@ export interface Invariant {
 /** The value `get` answered, if it answered one that differs from the model's. */
 function wrongItem(f: StepFacts): { item: unknown } | undefined {
   if (f.operation.verb !== "get" || f.actual.kind !== "value" || f.actual.value === undefined) return undefined;
-  if (f.expected.kind === "value" && Object.is(f.actual.value, f.expected.value)) return undefined;
+  if (f.expected.kind === "value" && sameItem(f.actual.value, f.expected.value)) return undefined;
   return { item: f.actual.value };
 }
 

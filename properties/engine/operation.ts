@@ -81,9 +81,17 @@ export interface ErrorAnswer {
  */
 export type Answer = ValueAnswer | ErrorAnswer;
 
-/** True when two answers are the same: the same value (by `Object.is`), or errors of the same name and message. */
+/**
+ * True when two values are the same item, as a `Map` compares keys (SameValueZero, docs/spec.md §1.1): `NaN` is
+ * `NaN`, and `-0` is `0`, so a queue that keeps its items as `Map` keys may answer `0` for an added `-0`.
+ */
+export function sameItem(a: unknown, b: unknown): boolean {
+  return [a].includes(b); // Array#includes compares by SameValueZero
+}
+
+/** True when two answers are the same: the same value (see {@link sameItem}), or errors of the same name and message. */
 export function sameAnswer(a: Answer, b: Answer, compareMessages: boolean): boolean {
-  if (a.kind === "value") return b.kind === "value" && Object.is(a.value, b.value);
+  if (a.kind === "value") return b.kind === "value" && sameItem(a.value, b.value);
   if (b.kind === "value") return false;
   return a.name === b.name && (!compareMessages || a.message === b.message);
 }

@@ -11,6 +11,7 @@ import { checkConformance } from "../engine/conformance.js";
 import { OptionError } from "../engine/errors.js";
 import { invariants } from "../engine/invariants.js";
 import type { SubjectFactory } from "../engine/subject.js";
+import { stringItems } from "../engine/universes.js";
 import { conformanceTests } from "../report/conformance-tests.js";
 import { formatReport } from "../report/text.js";
 import { runs, seed } from "./settings.js";
@@ -199,12 +200,13 @@ describe("replay tokens", () => {
     expect([again.counterexample?.steps, again.counterexample?.minimal]).toEqual([first.counterexample?.steps, false]);
   });
 
-  test("the report names the item universe it drew from", async () => {
+  test("the report names the item universe it drew from: any values in process unless told strings", async () => {
     const report = await checkConformance(wrong.naive, { seed, runs: 5 });
     expect([report.items, formatReport(report, (t) => t)]).toEqual([
-      "strings",
-      expect.stringContaining("items: strings"),
+      "any values",
+      expect.stringContaining("items: any values"),
     ]);
+    expect((await checkConformance(wrong.naive, { seed, runs: 5, items: stringItems })).items).toBe("strings");
   });
 });
 

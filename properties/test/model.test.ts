@@ -5,14 +5,15 @@
 import * as fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { type ModelSnapshot, WorkQueueModel } from "../../model/index.js";
-import { referenceItems, scenario } from "../engine/arbitraries.js";
+import { scenario } from "../engine/arbitraries.js";
 import type { Operation } from "../engine/operation.js";
 import { planOf } from "../engine/plan.js";
 import { perform } from "../engine/subject.js";
+import { anyItems } from "../engine/universes.js";
 import { params } from "./settings.js";
 
 /** A model reached by a random sequence of calls (robust profile, shutdown included), and that sequence. */
-const reached = scenario({ profile: "robust", shape: "few", items: referenceItems, shutDown: true }).map((input) => ({
+const reached = scenario({ profile: "robust", shape: "few", items: anyItems, shutDown: true }).map((input) => ({
   maxRetries: input.maxRetries,
   plan: planOf(input),
 }));
@@ -24,7 +25,7 @@ function replayed(maxRetries: number, plan: readonly Operation[]): WorkQueueMode
   return model;
 }
 
-const item = fc.constantFrom(...referenceItems.few);
+const item = fc.constantFrom(...anyItems.few);
 
 /** The model's snapshot after `calls`, made on a fresh copy of the reached state. */
 function snapshotAfter(state: { maxRetries: number; plan: Operation[] }, calls: (m: WorkQueueModel<unknown>) => void) {

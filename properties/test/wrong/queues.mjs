@@ -337,3 +337,160 @@ export const shutDownOnlySetsAFlag = make(
     }
   },
 );
+
+/** Keys are coerced to strings, as a plain object or a string-keyed store would: 1 and "1" are one item. */
+export const coercesToString = make(
+  class extends Naive {
+    constructor(options) {
+      super(options);
+      const states = new Map();
+      this.states = {
+        get: (item) => states.get(String(item)),
+        set: (item, s) => states.set(String(item), s),
+        delete: (item) => states.delete(String(item)),
+      };
+    }
+  },
+);
+
+/** Keys are persisted as JSON: two distinct objects equal as JSON are one item. */
+export const jsonKeys = make(
+  class extends Naive {
+    constructor(options) {
+      super(options);
+      const states = new Map();
+      const key = (item) => JSON.stringify(item) ?? String(item);
+      this.states = {
+        get: (item) => states.get(key(item)),
+        set: (item, s) => states.set(key(item), s),
+        delete: (item) => states.delete(key(item)),
+      };
+    }
+  },
+);
+
+/** Dedup by `indexOf` on the queue: NaN is never found, so it is queued again and again. */
+export const indexOfDedup = make(
+  class extends Naive {
+    add(item) {
+      this.check(item);
+      const state = this.states.get(item);
+      if (state === IN_FLIGHT) this.states.set(item, DIRTY);
+      if (state === IN_FLIGHT || state === DIRTY) return;
+      if (this.queue.indexOf(item) >= 0) return;
+      this.states.set(item, QUEUED);
+      this.queue.push(item);
+    }
+  },
+);
+
+/** String keys are folded to lower case, as a case-insensitive store would: "a" and "A" are one item. */
+export const foldsCase = make(
+  class extends Naive {
+    constructor(options) {
+      super(options);
+      const states = new Map();
+      const key = (item) => (typeof item === "string" ? item.toLowerCase() : item);
+      this.states = {
+        get: (item) => states.get(key(item)),
+        set: (item, s) => states.set(key(item), s),
+        delete: (item) => states.delete(key(item)),
+      };
+    }
+  },
+);
+
+/** String keys are normalised to NFC: "é" composed and decomposed are one item. */
+export const normalizesKeys = make(
+  class extends Naive {
+    constructor(options) {
+      super(options);
+      const states = new Map();
+      const key = (item) => (typeof item === "string" ? item.normalize("NFC") : item);
+      this.states = {
+        get: (item) => states.get(key(item)),
+        set: (item, s) => states.set(key(item), s),
+        delete: (item) => states.delete(key(item)),
+      };
+    }
+  },
+);
+
+/** A fixed ring of 128 slots that never grows: the 129th queued item overwrites the oldest. */
+export const fixedCapacity128 = make(
+  class extends Naive {
+    constructor(options) {
+      super(options);
+      this.ring = new Array(128);
+      this.head = 0;
+      this.length = 0;
+      const ring = this;
+      this.queue = {
+        get length() {
+          return Math.min(ring.length, 128);
+        },
+        push(item) {
+          ring.ring[(ring.head + ring.length) % 128] = item;
+          if (ring.length === 128) ring.head = (ring.head + 1) % 128;
+          else ring.length++;
+        },
+        shift() {
+          const item = ring.ring[ring.head];
+          ring.head = (ring.head + 1) % 128;
+          ring.length--;
+          return item;
+        },
+      };
+    }
+  },
+);
+
+/** Failure counts kept in a byte: they saturate at 255, so a maxRetries above 255 is never reached. */
+export const saturatingCount = make(
+  class extends Naive {
+    fail(item) {
+      this.check(item);
+      const count = Math.min(255, (this.counts.get(item) ?? 0) + 1);
+      this.counts.set(item, count);
+      return count;
+    }
+  },
+);
+
+/** `Infinity` silently means ten retries. */
+export const infinityMeansTen = make(
+  class extends Naive {
+    constructor(options) {
+      super({ maxRetries: options.maxRetries === Number.POSITIVE_INFINITY ? 10 : options.maxRetries });
+    }
+  },
+);
+
+/** The failure table keeps the 16 most recently failed items and evicts the rest: their counts start again. */
+export const evictsFailuresBeyond16 = make(
+  class extends Naive {
+    fail(item) {
+      const count = super.fail(item);
+      this.counts.delete(item);
+      this.counts.set(item, count); // most recent last
+      while (this.counts.size > 16) this.counts.delete(this.counts.keys().next().value);
+      return count;
+    }
+  },
+);
+
+/** Every 20th finished item triggers a compaction that drops the dirty marks: it needs a long history to show. */
+export const compactionDropsDirtyMarks = make(
+  class extends Naive {
+    finished = 0;
+    done(item) {
+      this.check(item);
+      if (this.states.get(item) === IN_FLIGHT || this.states.get(item) === DIRTY) {
+        if (++this.finished % 20 === 0) {
+          for (const [key, state] of this.states) if (state === DIRTY) this.states.set(key, IN_FLIGHT);
+        }
+      }
+      super.done(item);
+    }
+  },
+);

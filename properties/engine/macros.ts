@@ -1,0 +1,88 @@
+/**
+ * Macro commands: one generated command that stands for many calls, so that a run reaches real sizes — thousands
+ * of items queued or in flight, tens of thousands of calls, long failure streaks — while fast-check generates and
+ * shrinks a handful of numbers. Each expands, on the model, into plain calls appended to the plan; shrinking its
+ * size shrinks the expansion.
+ */
+import type { WorkQueueModel } from "../../model/index.js";
+import type { Plan, QueueCommand } from "./commands.js";
+import type { Operation } from "./operation.js";
+import { showValue } from "./render.js";
+import { perform } from "./subject.js";
+
+/** What a macro does, `count` times. */
+export type MacroKind =
+  | "burst" // add `count` distinct items, from the `start`-th of the many
+  | "drain" // get and done `count` items, while any is queued
+  | "hold" // get `count` items and keep them in flight
+  | "cycle" // get, done and add again the oldest queued item, `count` times: a long steady history
+  | "fail"; // fail one item `count` times in a row — take it, retry it, done it — a long failure streak
+
+/** A macro command over the model and the plan, like {@link CallCommand}. Always applicable. */
+export class MacroCommand implements QueueCommand {
+  constructor(
+    readonly kind: MacroKind,
+    readonly count: number,
+    readonly start: number,
+    readonly many: (i: number) => unknown,
+  ) {}
+
+  /** Always applicable: a macro that finds nothing to do makes fewer calls. */
+  check(): boolean {
+    return true;
+  }
+
+  /** Expands into calls, each recorded and applied to the model as it is made. */
+  run(model: WorkQueueModel<unknown>, plan: Plan): void {
+    const call = (operation: Operation) => {
+      plan.push(operation);
+      return perform(model, operation);
+    };
+    const get = (): unknown => {
+      const answer = call({ verb: "get" });
+      return "value" in answer ? answer.value : undefined;
+    };
+    if (this.kind === "fail") {
+      this.streak(model, call, get);
+      return;
+    }
+    for (let i = 0; i < this.count; i++) {
+      if (this.kind === "burst") {
+        call({ verb: "add", item: this.many(this.start + i) });
+        continue;
+      }
+      if (model.size === 0) return; // nothing left to take: the macro ends early
+      const item = get();
+      if (this.kind === "drain") call({ verb: "done", item });
+      if (this.kind === "cycle") {
+        call({ verb: "done", item });
+        call({ verb: "add", item });
+      }
+    }
+  }
+
+  /**
+   * A failure streak of one item, as a worker that keeps failing on it makes: add it when absent, take items (and
+   * finish the others) until it is handed out, retry it, done it; `count` times, or until it can be neither queued
+   * nor handed out (a shutdown).
+   */
+  streak(model: WorkQueueModel<unknown>, call: (operation: Operation) => unknown, get: () => unknown): void {
+    const item = this.many(this.start);
+    for (let i = 0; i < this.count; i++) {
+      if (model.stateOf(item) === "absent") call({ verb: "add", item });
+      if (model.stateOf(item) === "absent") return;
+      while (model.stateOf(item) === "queued") {
+        const got = get();
+        if (got !== item) call({ verb: "done", item: got });
+      }
+      call({ verb: "retry", item });
+      call({ verb: "done", item });
+    }
+  }
+
+  /** The macro, as a shrunk command sequence shows it. */
+  toString(): string {
+    const from = this.kind === "burst" ? ` from ${showValue(this.many(this.start))}` : "";
+    return `${this.kind} ×${this.count}${from}`;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * The gate finds the bugs that need odd keys, deep queues, long histories and long failure streaks, each within
+ * the default shrinking budget, with a counterexample no longer than 1.5 times the shortest one (known by
+ * construction for each wrong queue of properties/test/wrong/queues.mjs), naming the rule that broke.
+ */
+import { expect, test } from "vitest";
+import type { Profile } from "../engine/commands.js";
+import { checkConformance } from "../engine/conformance.js";
+import { invariants } from "../engine/invariants.js";
+import type { SubjectFactory } from "../engine/subject.js";
+import { runs, seed } from "./settings.js";
+import * as wrongQueues from "./wrong/queues.mjs";
+
+const wrong: Record<string, SubjectFactory<unknown>> = { ...wrongQueues };
+const named = (start: string) => invariants.find((i) => i.name.startsWith(start))?.name;
+
+/**
+ * Each wrong queue, the profile that finds it, the rules it may be caught breaking (a queue that takes two items
+ * for one breaks whichever rule the first collision reaches: a view, a duplicate or a dirty mark), and its
+ * shortest counterexample, in calls.
+ */
+const merged = [
+  named("every answer equals"),
+  named("the queue holds no duplicate"),
+  named("every add while in flight"),
+];
+const cases: [string, Profile, (string | undefined)[], number, string][] = [
+  ["coercesToString", "robust", merged, 2, 'add(1), add("1"): size 2, not 1'],
+  ["jsonKeys", "contract", merged, 2, "add of two objects equal as JSON"],
+  ["indexOfDedup", "robust", [named("the queue holds no duplicate")], 2, "add(NaN) twice"],
+  ["foldsCase", "contract", merged, 2, 'add("a"), add("A")'],
+  ["normalizesKeys", "contract", merged, 2, 'add("é"), add("e\\u0301")'],
+  ["fixedCapacity128", "contract", [named("every answer equals")], 129, "129 adds of distinct items"],
+  ["infinityMeansTen", "robust", [named("retry gives up exactly")], 10, "10 retries with maxRetries Infinity"],
+  ["evictsFailuresBeyond16", "robust", [named("a failure count counts")], 18, "17 items fail, the first again"],
+  ["compactionDropsDirtyMarks", "robust", [named("every add while in flight")], 61, "19 cycles, then a dirty done"],
+];
+
+test.each(cases)(
+  "the gate rejects %s (%s profile) naming its rule, within 1.5 times its shortest counterexample",
+  async (name, profile, rules, shortest) => {
+    // Up to 1,000 runs: the check stops at the first failure, so only a miss costs them all.
+    const report = await checkConformance(wrong[name] as SubjectFactory<unknown>, { profile, seed, runs: runs(1000) });
+    const found = `seed ${report.seed}: ${report.counterexample?.steps.length} calls, ${report.counterexample?.invariant.name}`;
+    expect(report.verdict, found).toBe("does not conform");
+    expect(rules, found).toContain(report.counterexample?.invariant.name);
+    expect(report.counterexample?.steps.length, found).toBeLessThanOrEqual(Math.floor(shortest * 1.5));
+  },
+);
+
+test("the gate rejects a failure count that saturates at 255, with a failure streak past it", async () => {
+  const report = await checkConformance(wrong.saturatingCount as SubjectFactory<unknown>, { seed, runs: runs(1000) });
+  const found = `seed ${report.seed}: ${report.counterexample?.steps.length} calls`;
+  expect(report.counterexample?.invariant.name, found).toBe(named("a failure count counts"));
+  expect(report.counterexample?.steps.length, found).toBeGreaterThanOrEqual(256);
+});
