@@ -11,13 +11,20 @@ import { formatReport } from "./text.js";
  *
  * @public
  */
-export type TestFunction = (name: string, fn: () => Promise<void>) => unknown;
+export type TestFunction = (name: string, fn: () => Promise<void>, timeout?: number) => unknown;
+
+/**
+ * The timeout each test asks for, in milliseconds, from runners that take one as a third argument (vitest, jest):
+ * a check of deep runs takes seconds, more than their 5-second default on a busy machine. `node:test` ignores it.
+ */
+const timeoutMs = 120_000;
 
 /**
  * Registers one test per profile that checks the queues `factory` makes against the model, and fails with the
  * counterexample and its replay token. Works with any runner whose `test(name, fn)` awaits `fn`.
  *
- * It does not set a timeout: a large `runs` may need the runner's own.
+ * Each test asks for a 120-second timeout (vitest and jest take it as the third argument of `test`); a much larger
+ * `runs` may need more.
  *
  * @param test - The runner's `test(name, fn)`.
  * @param factory - Makes a fresh, empty queue from `{ maxRetries }`, once per run.
@@ -39,13 +46,17 @@ export function conformanceTests<T>(
 ): void {
   for (const profile of ["contract", "robust"] satisfies Profile[]) {
     const name = `the queue conforms to workqueue-spec (${profile} profile)`;
-    test(name, async () => {
-      const report = await checkConformance(factory, { ...options, profile });
-      if (report.verdict !== "conforms") {
-        // The token carries the profile, so only the test of that profile may run it: `-t` picks that one.
-        const again = (token: string) => `WORKQUEUE_REPLAY=${token} npx vitest run -t "${name}"`;
-        throw new Error(formatReport(report, again));
-      }
-    });
+    test(
+      name,
+      async () => {
+        const report = await checkConformance(factory, { ...options, profile });
+        if (report.verdict !== "conforms") {
+          // The token carries the profile, so only the test of that profile may run it: `-t` picks that one.
+          const again = (token: string) => `WORKQUEUE_REPLAY=${token} npx vitest run -t "${name}"`;
+          throw new Error(formatReport(report, again));
+        }
+      },
+      timeoutMs,
+    );
   }
 }

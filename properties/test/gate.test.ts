@@ -266,3 +266,12 @@ describe("what is not a finding about the queue", () => {
     expect(full.unchecked).toEqual([]);
   });
 });
+
+test("conformanceTests registers one test per profile, each asking for a 120-second timeout", () => {
+  const registered: [string, number | undefined][] = [];
+  conformanceTests((name, _fn, timeout) => void registered.push([name, timeout]), wrong.naive);
+  expect(registered).toEqual([
+    ["the queue conforms to workqueue-spec (contract profile)", 120_000],
+    ["the queue conforms to workqueue-spec (robust profile)", 120_000],
+  ]);
+});
