@@ -4,18 +4,20 @@ import base from "./vitest.config.js";
 // Under mutation testing every randomised suite runs with a fixed seed and a quarter of its runs, so a kill is
 // reproducible. The suites that drive child processes through the built dist/ (the protocol, the reports, the
 // README's blocks) are left out: the Stryker sandbox has no dist/, and they check the gate and the package, not
-// src/ or model/; so is the API-docs suite, which checks comments.
+// src/ or model/; so are the API-docs suite, which checks comments, and the strength suite, which checks that the
+// gate finds deep bugs in wrong queues (the deep runs are left out here, see properties/test/settings.ts).
 export default mergeConfig(
   base,
   defineConfig({
     test: {
-      env: { WORKQUEUE_SEED: "20261202", WORKQUEUE_RUNS_SCALE: "0.25" },
+      env: { WORKQUEUE_SEED: "20261202", WORKQUEUE_RUNS_SCALE: "0.25", WORKQUEUE_SHAPE: "both" },
       exclude: [
         ...configDefaults.exclude,
         "properties/test/protocol.test.ts",
         "properties/test/reports.test.ts",
         "properties/test/readme.test.ts",
         "properties/test/api-docs.test.ts",
+        "properties/test/strength.test.ts",
       ],
     },
   }),

@@ -50,7 +50,7 @@ export interface ConformanceOptions {
    * macro commands (bursts of up to ~6,000 items, holds, drains, cycles of up to ~23,000 calls, long failure
    * streaks), `both` (few and many) or `all`. @defaultValue `"all"`
    */
-  readonly shape?: Shape | "both" | "all";
+  readonly shape?: Shape | "both" | "all" | undefined;
   /**
    * The items to draw from; pass {@link stringItems} for a queue of strings only.
    * @defaultValue {@link anyItems} in `checkConformance`, {@link stringItems} in `checkDriver`

@@ -14,7 +14,7 @@ import type { SubjectFactory } from "../engine/subject.js";
 import { stringItems } from "../engine/universes.js";
 import { conformanceTests } from "../report/conformance-tests.js";
 import { formatReport } from "../report/text.js";
-import { runs, seed } from "./settings.js";
+import { runs, seed, shape } from "./settings.js";
 import * as wrongQueues from "./wrong/queues.mjs";
 
 /** The wrong queues by name. */
@@ -47,7 +47,7 @@ const cases: [keyof typeof wrongQueues, Profile, string, number][] = [
 test.each(cases)(
   "the gate rejects %s (%s profile) with a short counterexample",
   async (name, profile, invariant, most) => {
-    const report = await checkConformance(wrong[name], { profile, seed, runs: runs(400) });
+    const report = await checkConformance(wrong[name], { profile, seed, shape, runs: runs(400) });
     expect(report.verdict).toBe("does not conform");
     expect(report.counterexample?.invariant.name).toBe(invariant);
     expect(report.counterexample?.steps.length).toBeLessThanOrEqual(most);
@@ -55,7 +55,7 @@ test.each(cases)(
 );
 
 test("a queue whose shutDown only sets a flag is rejected when checked with shutDown", async () => {
-  const report = await checkConformance(wrong.shutDownOnlySetsAFlag, { shutDown: true, seed, runs: runs(400) });
+  const report = await checkConformance(wrong.shutDownOnlySetsAFlag, { shutDown: true, seed, shape, runs: runs(400) });
   expect(report.counterexample?.invariant.name).toBe(named("while shutting down"));
   expect(report.counterexample?.steps.length).toBeLessThanOrEqual(3);
 });
@@ -67,17 +67,22 @@ test("checking with shutDown a queue that does not offer it is a TypeError, not 
 });
 
 test("the contract profile does not flag client-go's Done of a queued item, which only misuse reaches", async () => {
-  const report = await checkConformance(wrong.doneDuplicatesQueued, { profile: "contract", seed, runs: runs(200) });
+  const report = await checkConformance(wrong.doneDuplicatesQueued, {
+    profile: "contract",
+    seed,
+    shape,
+    runs: runs(200),
+  });
   expect(report.verdict).toBe("conforms");
 });
 
 test.each<Profile>(["contract", "robust"])("the gate accepts a plain correct queue (%s profile)", async (profile) => {
-  const report = await checkConformance(wrong.naive, { profile, seed, runs: runs(200) });
+  const report = await checkConformance(wrong.naive, { profile, seed, shape, runs: runs(200) });
   expect(report.verdict).toBe("conforms");
 });
 
 test("a replay token from a failed report reproduces exactly its counterexample", async () => {
-  const first = await checkConformance(wrong.lostDirtyMark, { profile: "contract", seed, runs: runs(200) });
+  const first = await checkConformance(wrong.lostDirtyMark, { profile: "contract", seed, shape, runs: runs(200) });
   const again = await checkConformance(wrong.lostDirtyMark, {
     profile: "contract",
     replay: first.counterexample?.replay,
@@ -110,12 +115,12 @@ test("an asynchronous queue is checked like a synchronous one", async () => {
       failures: (item: string) => later(() => queue.failures(item)),
     };
   };
-  const report = await checkConformance(asynchronous, { profile: "contract", seed, runs: runs(50) });
+  const report = await checkConformance(asynchronous, { profile: "contract", seed, shape, runs: runs(50) });
   expect(report.verdict).toBe("conforms");
   expect(report.commands).toBeGreaterThan(0);
 });
 
-conformanceTests(test, (options) => new WorkQueue<unknown>(options), { seed, runs: runs(100) });
+conformanceTests(test, (options) => new WorkQueue<unknown>(options), { seed, shape, runs: runs(100) });
 
 test("an in-process call that never settles stops the check with a timed-out breach naming the call", async () => {
   const hangs = (options: { maxRetries: number }) => {
@@ -135,7 +140,7 @@ test("an in-process call that never settles stops the check with a timed-out bre
 });
 
 describe("replay tokens", () => {
-  const failing = () => checkConformance(wrong.lostDirtyMark, { profile: "contract", seed, runs: runs(200) });
+  const failing = () => checkConformance(wrong.lostDirtyMark, { profile: "contract", seed, shape, runs: runs(200) });
 
   test("a token is one paste-safe word: no leading dash, nothing a shell would read", async () => {
     const token = (await failing()).counterexample?.replay ?? "";
@@ -149,7 +154,7 @@ describe("replay tokens", () => {
         'The replay token was made with `profile` "contract", but this check has "robust": replay it with the options that made it',
       ),
     );
-    const shut = await checkConformance(wrong.shutDownOnlySetsAFlag, { shutDown: true, seed, runs: runs(400) });
+    const shut = await checkConformance(wrong.shutDownOnlySetsAFlag, { shutDown: true, seed, shape, runs: runs(400) });
     await expect(
       checkConformance(wrong.shutDownOnlySetsAFlag, { replay: shut.counterexample?.replay }),
     ).rejects.toThrow(/made with `shutDown` true, but this check has false/);
@@ -259,10 +264,10 @@ describe("what is not a finding about the queue", () => {
 
   test("a queue without size is reported as checked without size, with the checks it skipped", async () => {
     const factory = patched(() => ({ size: undefined }));
-    const report = await checkConformance(factory, { seed, runs: runs(20) });
+    const report = await checkConformance(factory, { seed, shape, runs: runs(20) });
     expect([report.verdict, report.unchecked]).toEqual(["conforms", ["size", "inFlight", "failures"]]);
     expect(formatReport(report, (t) => t)).toContain("checked without size: skipped the size after every call (§9.1)");
-    const full = await checkConformance((options) => new WorkQueue<unknown>(options), { seed, runs: runs(20) });
+    const full = await checkConformance((options) => new WorkQueue<unknown>(options), { seed, shape, runs: runs(20) });
     expect(full.unchecked).toEqual([]);
   });
 });

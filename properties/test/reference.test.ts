@@ -8,12 +8,12 @@ import type { Profile } from "../engine/commands.js";
 import { checkConformance } from "../engine/conformance.js";
 import { Coverage } from "../engine/coverage.js";
 import { anyItems } from "../engine/universes.js";
-import { expectConforms, replay, runs, seed } from "./settings.js";
+import { expectConforms, replay, runs, seed, shape } from "./settings.js";
 
 const reference = (options: { maxRetries: number }) => new WorkQueue<unknown>(options);
 
 for (const profile of ["contract", "robust"] satisfies Profile[]) {
-  const options = { profile, seed, items: anyItems, compareMessages: true, shutDown: true };
+  const options = { profile, seed, shape, items: anyItems, compareMessages: true, shutDown: true };
 
   test(`${profile} profile: the reference queue answers as the model does after every call, with few items`, async (ctx) => {
     const report = await checkConformance(reference, { ...options, replay, shape: "few", runs: runs(600) });

@@ -15,6 +15,12 @@ const env = process.env;
 /** The fixed seed, if any. */
 export const seed = env.WORKQUEUE_SEED === undefined ? undefined : Number(env.WORKQUEUE_SEED);
 
+/**
+ * The shapes of sequence to draw, if fixed: mutation testing draws `both` (few and many items), leaving out the deep
+ * runs, whose thousands of items cost minutes under Stryker's instrumentation and reach no code the others do not.
+ */
+export const shape = env.WORKQUEUE_SHAPE as "both" | undefined;
+
 /** The counterexample to replay, if any. */
 export const replay = env.WORKQUEUE_REPLAY;
 
