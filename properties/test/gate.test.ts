@@ -39,7 +39,7 @@ const cases: [keyof typeof wrongQueues, Profile, string, number][] = [
   ["doneDuplicatesQueued", "robust", named("the queue holds no duplicate"), 2],
   ["addWhileInFlightQueues", "contract", named("the queue holds no duplicate"), 3],
   ["failuresResetOnDone", "robust", named("a failure count counts"), 3],
-  ["plainObjectStates", "contract", named("every answer equals"), 1],
+  ["plainObjectStates", "contract", named("every answer equals"), 2],
   ["doneAlwaysRequeues", "contract", named("every add while in flight"), 3],
   ["dirtyMarkNeverCleared", "contract", named("every add while in flight"), 10],
 ];
