@@ -133,3 +133,22 @@ export async function lookupFloor(n: number): Promise<Timing> {
     return value;
   }, 300);
 }
+
+/**
+ * The floor under the cycle at depth `n`: the map work a keyed queue cannot avoid in one `get → done → add`, done
+ * on a bare `Map` over the same `n` keys visited in the same order — `get` marks the head in flight, `done` reads
+ * and clears the mark, `add` reads the state and queues the key again. No ring buffer, no dirty marks, no failure
+ * counts: what the reference adds to this is its own cost.
+ */
+export async function cycleFloor(n: number): Promise<Timing> {
+  const states = new Map<string, number>();
+  for (let i = 0; i < n; i++) states.set(keyPool[i] as string, 0);
+  let next = 0;
+  return time(() => {
+    const key = keyPool[next] as string;
+    states.set(key, 1); // get: the head is in flight
+    if (states.get(key) === 1) states.set(key, 2); // done: not dirty, so it is idle
+    if (states.get(key) === 2) states.set(key, 0); // add: idle, so it is queued again
+    next = next + 1 === n ? 0 : next + 1;
+  }, 300);
+}
