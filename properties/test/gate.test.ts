@@ -85,6 +85,7 @@ test("a replay token from a failed report reproduces exactly its counterexample"
   const first = await checkConformance(wrong.lostDirtyMark, { profile: "contract", seed, shape, runs: runs(200) });
   const again = await checkConformance(wrong.lostDirtyMark, {
     profile: "contract",
+    shape,
     replay: first.counterexample?.replay,
   });
   expect(again.counterexample?.steps).toEqual(first.counterexample?.steps);
@@ -149,14 +150,14 @@ describe("replay tokens", () => {
 
   test("a token carries the profile and shutDown: replayed without them it is refused, naming the option", async () => {
     const token = (await failing()).counterexample?.replay;
-    await expect(checkConformance(wrong.lostDirtyMark, { replay: token })).rejects.toThrow(
+    await expect(checkConformance(wrong.lostDirtyMark, { replay: token, shape })).rejects.toThrow(
       new OptionError(
         'The replay token was made with `profile` "contract", but this check has "robust": replay it with the options that made it',
       ),
     );
     const shut = await checkConformance(wrong.shutDownOnlySetsAFlag, { shutDown: true, seed, shape, runs: runs(400) });
     await expect(
-      checkConformance(wrong.shutDownOnlySetsAFlag, { replay: shut.counterexample?.replay }),
+      checkConformance(wrong.shutDownOnlySetsAFlag, { replay: shut.counterexample?.replay, shape }),
     ).rejects.toThrow(/made with `shutDown` true, but this check has false/);
   });
 
@@ -174,7 +175,7 @@ describe("replay tokens", () => {
     });
     expect(again.counterexample?.steps).toEqual(first.counterexample?.steps);
     await expect(
-      checkConformance(wrong.lostDirtyMark, { profile: "contract", replay: first.counterexample?.replay }),
+      checkConformance(wrong.lostDirtyMark, { profile: "contract", shape, replay: first.counterexample?.replay }),
     ).rejects.toThrow(/made with `maxCommands` 10, but this check has null/);
   });
 
@@ -182,7 +183,7 @@ describe("replay tokens", () => {
     const first = await failing();
     process.env.WORKQUEUE_REPLAY = first.counterexample?.replay;
     try {
-      const again = await checkConformance(wrong.lostDirtyMark, { profile: "contract" });
+      const again = await checkConformance(wrong.lostDirtyMark, { profile: "contract", shape });
       expect([again.runs, again.counterexample?.steps]).toEqual([1, first.counterexample?.steps]);
     } finally {
       delete process.env.WORKQUEUE_REPLAY;
