@@ -338,36 +338,27 @@ export const shutDownOnlySetsAFlag = make(
   },
 );
 
+/** A queue whose item states are kept under `key(item)` instead of the item: the mistake is in `key`. */
+const keyedBy = (key) =>
+  make(
+    class extends Naive {
+      constructor(options) {
+        super(options);
+        const states = new Map();
+        this.states = {
+          get: (item) => states.get(key(item)),
+          set: (item, state) => states.set(key(item), state),
+          delete: (item) => states.delete(key(item)),
+        };
+      }
+    },
+  );
+
 /** Keys are coerced to strings, as a plain object or a string-keyed store would: 1 and "1" are one item. */
-export const coercesToString = make(
-  class extends Naive {
-    constructor(options) {
-      super(options);
-      const states = new Map();
-      this.states = {
-        get: (item) => states.get(String(item)),
-        set: (item, s) => states.set(String(item), s),
-        delete: (item) => states.delete(String(item)),
-      };
-    }
-  },
-);
+export const coercesToString = keyedBy((item) => String(item));
 
 /** Keys are persisted as JSON: two distinct objects equal as JSON are one item. */
-export const jsonKeys = make(
-  class extends Naive {
-    constructor(options) {
-      super(options);
-      const states = new Map();
-      const key = (item) => JSON.stringify(item) ?? String(item);
-      this.states = {
-        get: (item) => states.get(key(item)),
-        set: (item, s) => states.set(key(item), s),
-        delete: (item) => states.delete(key(item)),
-      };
-    }
-  },
-);
+export const jsonKeys = keyedBy((item) => JSON.stringify(item) ?? String(item));
 
 /** Dedup by `indexOf` on the queue: NaN is never found, so it is queued again and again. */
 export const indexOfDedup = make(
@@ -385,36 +376,10 @@ export const indexOfDedup = make(
 );
 
 /** String keys are folded to lower case, as a case-insensitive store would: "a" and "A" are one item. */
-export const foldsCase = make(
-  class extends Naive {
-    constructor(options) {
-      super(options);
-      const states = new Map();
-      const key = (item) => (typeof item === "string" ? item.toLowerCase() : item);
-      this.states = {
-        get: (item) => states.get(key(item)),
-        set: (item, s) => states.set(key(item), s),
-        delete: (item) => states.delete(key(item)),
-      };
-    }
-  },
-);
+export const foldsCase = keyedBy((item) => (typeof item === "string" ? item.toLowerCase() : item));
 
 /** String keys are normalised to NFC: "é" composed and decomposed are one item. */
-export const normalizesKeys = make(
-  class extends Naive {
-    constructor(options) {
-      super(options);
-      const states = new Map();
-      const key = (item) => (typeof item === "string" ? item.normalize("NFC") : item);
-      this.states = {
-        get: (item) => states.get(key(item)),
-        set: (item, s) => states.set(key(item), s),
-        delete: (item) => states.delete(key(item)),
-      };
-    }
-  },
-);
+export const normalizesKeys = keyedBy((item) => (typeof item === "string" ? item.normalize("NFC") : item));
 
 /** A fixed ring of 128 slots that never grows: the 129th queued item overwrites the oldest. */
 export const fixedCapacity128 = make(
