@@ -115,18 +115,20 @@ export class VirtualClock {
   advance(ms: number): void {
     if (!(Number.isFinite(ms) && ms >= 0)) throw new RangeError(expected("ms", "a non-negative finite number", ms));
     const end = this.#now + ms;
-    for (let next = this.#due(end); next !== undefined; next = this.#due(end)) {
-      this.#timers = this.#timers.filter((t) => t !== next);
+    // The removal is in the loop's head, not its body: every turn removes a timer, so the loop always ends.
+    for (let next = this.#takeDue(end); next !== undefined; next = this.#takeDue(end)) {
       this.#now = Math.max(this.#now, next.atMs); // a timer armed in the past runs now: time never goes backwards
       next.callback();
     }
     this.#now = end;
   }
 
-  /** The earliest armed timer due at or before `end` (the first armed among equals), if any. */
-  #due(end: number): VirtualTimer | undefined {
-    let next: VirtualTimer | undefined;
-    for (const t of this.#timers) if (t.atMs <= end && (next === undefined || t.atMs < next.atMs)) next = t;
-    return next;
+  /** Removes and answers the earliest armed timer due at or before `end` (the first armed among equals), if any. */
+  #takeDue(end: number): VirtualTimer | undefined {
+    let best = -1;
+    for (const [i, t] of this.#timers.entries()) {
+      if (t.atMs <= end && (best < 0 || t.atMs < (this.#timers[best] as VirtualTimer).atMs)) best = i;
+    }
+    return best < 0 ? undefined : this.#timers.splice(best, 1)[0];
   }
 }
