@@ -66,7 +66,7 @@ function read<V>(what: () => string, thunk: () => V): V {
   }) as V;
 }
 
-/** The verbs every queue must offer (docs/spec.md §4–§8). */
+/** The verbs every queue must offer ([docs/spec.md §4](../../docs/spec.md#§4)–[§8](../../docs/spec.md#§8)). */
 const verbs = ["add", "get", "done", "retry", "forget"] as const;
 
 /** Reads the views an in-process queue offers, once `answer` is in. */
