@@ -15,6 +15,7 @@ import { stringItems } from "../engine/universes.js";
 import { conformanceTests } from "../report/conformance-tests.js";
 import { formatReport } from "../report/text.js";
 import { runs, seed, shape } from "./settings.js";
+import { verbsOf } from "./subjects.js";
 import * as wrongQueues from "./wrong/queues.mjs";
 
 /** The wrong queues by name. */
@@ -124,17 +125,7 @@ test("an asynchronous queue is checked like a synchronous one", async () => {
 conformanceTests(test, (options) => new WorkQueue<unknown>(options), { seed, shape, runs: runs(100) });
 
 test("an in-process call that never settles stops the check with a timed-out breach naming the call", async () => {
-  const hangs = (options: { maxRetries: number }) => {
-    const queue = new WorkQueue<unknown>(options);
-    return {
-      add: (item: unknown) => queue.add(item),
-      get: () => new Promise<undefined>(() => {}),
-      done: (item: unknown) => queue.done(item),
-      retry: (item: unknown) => queue.retry(item),
-      forget: (item: unknown) => queue.forget(item),
-      size: () => queue.size,
-    };
-  };
+  const hangs = verbsOf(() => ({ get: () => new Promise<undefined>(() => {}) }));
   const checked = checkConformance(hangs, { profile: "contract", seed: 1, runs: 5, timeoutMs: 50 });
   await expect(checked).rejects.toThrow(new ProtocolBreach("timed out", "get() did not settle within 50 ms", ""));
   await expect(checked).rejects.toBeInstanceOf(ProtocolBreach);
@@ -217,23 +208,6 @@ describe("replay tokens", () => {
 });
 
 describe("what is not a finding about the queue", () => {
-  /** The reference queue with some of its members replaced. */
-  const patched =
-    (patch: (queue: WorkQueue<unknown>) => Record<string, unknown>) => (options: { maxRetries: number }) => {
-      const queue = new WorkQueue<unknown>(options);
-      return {
-        add: (item: unknown) => queue.add(item),
-        get: () => queue.get(),
-        done: (item: unknown) => queue.done(item),
-        retry: (item: unknown) => queue.retry(item),
-        forget: (item: unknown) => queue.forget(item),
-        get size() {
-          return queue.size;
-        },
-        ...patch(queue),
-      } as never;
-    };
-
   test("a factory that throws stops the check with a `threw` breach naming the factory", async () => {
     const throwing = () => {
       throw new Error("no database");
@@ -246,7 +220,7 @@ describe("what is not a finding about the queue", () => {
   test("a view that throws stops the check with a `threw` breach naming the view", async () => {
     // Defined on the made queue, not spread into it: a spread would call the getter inside the factory.
     const factory = (options: { maxRetries: number }) =>
-      Object.defineProperty(patched(() => ({}))(options), "inFlight", {
+      Object.defineProperty(verbsOf(() => ({}))(options), "inFlight", {
         get() {
           throw new RangeError("not counted");
         },
@@ -257,14 +231,14 @@ describe("what is not a finding about the queue", () => {
   });
 
   test("a queue without a verb is a `missing verb` breach naming it, before any call", async () => {
-    const factory = patched(() => ({ retry: undefined }));
+    const factory = verbsOf(() => ({ retry: undefined }));
     await expect(checkConformance(factory, { runs: 1 })).rejects.toThrow(
       new ProtocolBreach("missing verb", "the factory made a queue without a `retry` method", ""),
     );
   });
 
   test("a queue without size is reported as checked without size, with the checks it skipped", async () => {
-    const factory = patched(() => ({ size: undefined }));
+    const factory = verbsOf(() => ({ size: undefined }));
     const report = await checkConformance(factory, { seed, shape, runs: runs(20) });
     expect([report.verdict, report.unchecked]).toEqual(["conforms", ["size", "inFlight", "failures"]]);
     expect(formatReport(report, (t) => t)).toContain("checked without size: skipped the size after every call (§9.1)");

@@ -8,7 +8,8 @@ import type { Profile } from "../engine/commands.js";
 import { checkConformance } from "../engine/conformance.js";
 import { Coverage } from "../engine/coverage.js";
 import { anyItems } from "../engine/universes.js";
-import { expectConforms, replay, runs, seed, shape } from "./settings.js";
+import { expectConforms, runs, seed, shape } from "./settings.js";
+import { verbsOf } from "./subjects.js";
 
 const reference = (options: { maxRetries: number }) => new WorkQueue<unknown>(options);
 
@@ -16,12 +17,12 @@ for (const profile of ["contract", "robust"] satisfies Profile[]) {
   const options = { profile, seed, shape, items: anyItems, compareMessages: true, shutDown: true };
 
   test(`${profile} profile: the reference queue answers as the model does after every call, with few items`, async (ctx) => {
-    const report = await checkConformance(reference, { ...options, replay, shape: "few", runs: runs(600) });
+    const report = await checkConformance(reference, { ...options, shape: "few", runs: runs(600) });
     expectConforms(report, ctx.task.name);
   });
 
   test(`${profile} profile: the reference queue answers as the model does after every call, in a deep queue`, async (ctx) => {
-    const report = await checkConformance(reference, { ...options, replay, shape: "many", runs: runs(200) });
+    const report = await checkConformance(reference, { ...options, shape: "many", runs: runs(200) });
     expectConforms(report, ctx.task.name);
   });
 
@@ -33,17 +34,7 @@ for (const profile of ["contract", "robust"] satisfies Profile[]) {
 }
 
 test("asking to check shutDown on a queue that does not offer it throws instead of passing", async () => {
-  const withoutShutDown = (options: { maxRetries: number }) => {
-    const queue = new WorkQueue<unknown>(options);
-    return {
-      add: (item: unknown) => queue.add(item),
-      get: () => queue.get(),
-      done: (item: unknown) => queue.done(item),
-      retry: (item: unknown) => queue.retry(item),
-      forget: (item: unknown) => queue.forget(item),
-      size: () => queue.size,
-    };
-  };
+  const withoutShutDown = verbsOf();
   await expect(checkConformance(withoutShutDown, { runs: 5, shutDown: true })).rejects.toThrow(
     new TypeError("Expected the factory's queues to offer `shutDown()`, as `options.shutDown` is true"),
   );
