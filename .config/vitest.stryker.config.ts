@@ -18,6 +18,7 @@ export default mergeConfig(
         "properties/test/readme.test.ts",
         "properties/test/api-docs.test.ts",
         "properties/test/strength.test.ts",
+        "properties/test/time-strength.test.ts",
       ],
     },
   }),

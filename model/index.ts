@@ -5,5 +5,13 @@
  * @packageDocumentation
  * @module workqueue-spec/model
  */
+
+export { backoffModel, ClockModel } from "./clock-model.js";
 export { type Take, WaitingModel } from "./waiting-model.js";
-export { type ItemState, type ModelSnapshot, WorkQueueModel } from "./work-queue-model.js";
+export {
+  type ItemState,
+  type ModelOptions,
+  type ModelRateLimiter,
+  type ModelSnapshot,
+  WorkQueueModel,
+} from "./work-queue-model.js";

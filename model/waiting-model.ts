@@ -3,7 +3,7 @@
  * on it, in a plain array. As naive as it can be: after every call that may queue an item, the waiting takes,
  * oldest first, each get what `get` answers, so that an item is never left queued while a take waits.
  */
-import { WorkQueueModel } from "./work-queue-model.js";
+import { type ModelOptions, WorkQueueModel } from "./work-queue-model.js";
 
 /**
  * A call of `take` as the model sees it: waiting, or settled as its promise is.
@@ -50,9 +50,9 @@ export class WaitingModel<T> {
   /**
    * [§3](../docs/spec.md#§3-construction): an empty queue with no take waiting.
    *
-   * @param options - `maxRetries`, as for `WorkQueueModel`.
+   * @param options - `maxRetries` and `rateLimiter`, as for `WorkQueueModel`.
    */
-  constructor(options: { readonly maxRetries: number }) {
+  constructor(options: ModelOptions<T>) {
     this.queue = new WorkQueueModel<T>(options);
   }
 
@@ -67,7 +67,7 @@ export class WaitingModel<T> {
       take.state = "rejected"; // §14.5: takes nothing
     else this.#waiting.push(take);
     this.#serve();
-    if (take.state === "waiting" && this.queue.shuttingDown) settle(take, undefined); // §14.2
+    if (take.state === "waiting" && this.#noMoreWork) settle(take, undefined); // §14.2
     this.#waiting = this.#waiting.filter((x) => x.state === "waiting");
     return take;
   }
@@ -114,16 +114,57 @@ export class WaitingModel<T> {
     this.#serve();
   }
 
-  /** [§12.1](../docs/spec.md#§12-shutdown), [§14.4](../docs/spec.md#§14-waiting-for-work): every waiting take resolves with `undefined`. */
-  shutDown(): void {
-    this.queue.shutDown();
-    for (const take of this.#waiting) settle(take, undefined);
-    this.#waiting = [];
+  /**
+   * [§17](../docs/spec.md#§17-delayed-adds), then [§14.3](../docs/spec.md#§14-waiting-for-work)
+   *
+   * @param item - The item to add later ([§17](../docs/spec.md#§17-delayed-adds)).
+   * @param delayMs - How long it waits ([§17](../docs/spec.md#§17-delayed-adds)).
+   */
+  addAfter(item: T, delayMs: number): void {
+    this.queue.addAfter(item, delayMs);
+    this.#serve();
   }
 
-  /** [§13.1](../docs/spec.md#§13-draining): shutting down, nothing queued, nothing in flight. */
+  /**
+   * [§17.5](../docs/spec.md#§17-delayed-adds), [§14.3](../docs/spec.md#§14-waiting-for-work) and [§14.4](../docs/spec.md#§14-waiting-for-work): time moves by `ms` in steps, one due time after another, and after
+   * each the waiting takes are served; once shut down with nothing queued or waiting, the rest resolve with
+   * `undefined`.
+   *
+   * @param ms - How far to move ([§18.9](../docs/spec.md#§18-backoff-and-rate-limiters)).
+   */
+  advance(ms: number): void {
+    const end = this.queue.now + ms;
+    for (;;) {
+      const next = Math.min(...this.queue.snapshot().waiting.map(([, due]) => due));
+      if (!(next <= end)) break;
+      this.queue.advance(next - this.queue.now);
+      this.#serve();
+      this.#endIfNoMoreWork();
+    }
+    this.queue.advance(end - this.queue.now);
+  }
+
+  /** [§12.1](../docs/spec.md#§12-shutdown), [§14.4](../docs/spec.md#§14-waiting-for-work): every waiting take resolves with `undefined`, unless items still wait ([§17.7](../docs/spec.md#§17-delayed-adds)). */
+  shutDown(): void {
+    this.queue.shutDown();
+    this.#endIfNoMoreWork();
+  }
+
+  /** [§13.1](../docs/spec.md#§13-draining): shutting down, nothing queued, nothing in flight, nothing waiting. */
   get drained(): boolean {
-    return this.queue.shuttingDown && this.queue.size === 0 && this.queue.inFlight === 0;
+    return this.#noMoreWork && this.queue.inFlight === 0;
+  }
+
+  /** [§14.2](../docs/spec.md#§14-waiting-for-work), [§17.7](../docs/spec.md#§17-delayed-adds): shutting down, nothing queued and nothing waiting, so a take gets `undefined`. */
+  get #noMoreWork(): boolean {
+    return this.queue.shuttingDown && this.queue.size === 0 && this.queue.waiting === 0;
+  }
+
+  /** [§14.4](../docs/spec.md#§14-waiting-for-work): once there is no more work, every waiting take resolves with `undefined`. */
+  #endIfNoMoreWork(): void {
+    if (!this.#noMoreWork) return;
+    for (const take of this.#waiting) settle(take, undefined);
+    this.#waiting = [];
   }
 
   /** How many takes are waiting. */

@@ -27,6 +27,51 @@ export interface ModelSnapshot<T> {
   readonly failures: readonly (readonly [T, number])[];
   /** Whether the queue is shutting down. */
   readonly shuttingDown: boolean;
+  /** The current time, in milliseconds ([§17](../docs/spec.md#§17-delayed-adds)). */
+  readonly now: number;
+  /** The waiting items and their due times, in the order their due times were set ([§17](../docs/spec.md#§17-delayed-adds)). */
+  readonly waiting: readonly (readonly [T, number])[];
+}
+
+/**
+ * A rate limiter as [docs/spec.md §18.1](../docs/spec.md#§18-backoff-and-rate-limiters) defines it: the delay of the requeue after an item's `failures`-th failure.
+ *
+ * @public
+ */
+export interface ModelRateLimiter<T> {
+  /**
+   * The delay in milliseconds ([§18.1](../docs/spec.md#§18-backoff-and-rate-limiters)).
+   *
+   * @param item - The item that failed.
+   * @param failures - Its failure count, this failure included.
+   * @param nowMs - The current time.
+   */
+  when(item: T, failures: number, nowMs: number): number;
+  /**
+   * Forgets what the limiter remembers of `item` ([§18.1](../docs/spec.md#§18-backoff-and-rate-limiters)).
+   *
+   * @param item - The item that was forgotten.
+   */
+  forget?(item: T): void;
+}
+
+/**
+ * The options of a model: `maxRetries` ([§3.1](../docs/spec.md#§3-construction)) and a rate limiter ([§3.3](../docs/spec.md#§3-construction)).
+ *
+ * @public
+ */
+export interface ModelOptions<T> {
+  /** [§3.1](../docs/spec.md#§3-construction) */
+  readonly maxRetries: number;
+  /** [§3.3](../docs/spec.md#§3-construction), [§7.3](../docs/spec.md#§7) @defaultValue none: a requeue is an `add` */
+  readonly rateLimiter?: ModelRateLimiter<T> | undefined;
+}
+
+/** A waiting item ([§17](../docs/spec.md#§17-delayed-adds)): its due time, and when that due time was set, for ties ([§17.5](../docs/spec.md#§17-delayed-adds)). */
+interface Wait<T> {
+  readonly item: T;
+  due: number;
+  order: number;
 }
 
 /** Renders a value for an error message the way [docs/spec.md §1.2](../docs/spec.md#§1-items) and [§3](../docs/spec.md#§3-construction) show it. */
@@ -78,22 +123,39 @@ export class WorkQueueModel<T> {
   #counts: [T, number][] = [];
   /** [§2](../docs/spec.md#§2-state-and-the-callers-protocol): the shutting-down flag. */
   #shuttingDown = false;
+  /** [§3.3](../docs/spec.md#§3-construction): the rate limiter, if any. */
+  readonly #rateLimiter: ModelRateLimiter<T> | undefined;
+  /** [§17](../docs/spec.md#§17-delayed-adds): the time, in milliseconds; it starts at 0. */
+  #now = 0;
+  /** [§17](../docs/spec.md#§17-delayed-adds): the waiting items, in no particular order. */
+  #waiting: Wait<T>[] = [];
+  /** [§17.5](../docs/spec.md#§17-delayed-adds): how many due times were set, so that ties are broken by it. */
+  #requests = 0;
 
   /**
    * [§3](../docs/spec.md#§3-construction): an empty queue.
    *
-   * @param options - `maxRetries`: a non-negative integer or `Infinity` ([§3.1](../docs/spec.md#§3-construction)).
-   * @throws TypeError when `options` is not an object ([§3.2](../docs/spec.md#§3-construction)).
+   * @param options - `maxRetries`: a non-negative integer or `Infinity` ([§3.1](../docs/spec.md#§3-construction)); `rateLimiter`, if any ([§3.3](../docs/spec.md#§3-construction)).
+   * @throws TypeError when `options` is not an object ([§3.2](../docs/spec.md#§3-construction)), or `rateLimiter` not a limiter ([§3.3](../docs/spec.md#§3-construction)).
    * @throws RangeError when `maxRetries` is not a non-negative integer or `Infinity` ([§3.1](../docs/spec.md#§3-construction)).
    */
-  constructor(options: { readonly maxRetries: number }) {
+  constructor(options: ModelOptions<T>) {
     if (typeof options !== "object" || options === null) {
       throw new TypeError(message("options", "an object such as { maxRetries: 5 }", options));
     }
     const m = options.maxRetries;
     const valid = m === Number.POSITIVE_INFINITY || (Number.isInteger(m) && m >= 0);
     if (!valid) throw new RangeError(message("maxRetries", "a non-negative integer or Infinity", m));
+    const limiter = options.rateLimiter;
+    const limits =
+      limiter === undefined ||
+      (typeof limiter === "object" &&
+        limiter !== null &&
+        typeof limiter.when === "function" &&
+        (limiter.forget === undefined || typeof limiter.forget === "function"));
+    if (!limits) throw new TypeError(message("rateLimiter", "undefined or an object with a `when` method", limiter)); // §3.3
     this.maxRetries = m;
+    this.#rateLimiter = limiter;
   }
 
   /**
@@ -115,9 +177,59 @@ export class WorkQueueModel<T> {
   add(item: T): void {
     check(item);
     if (this.#shuttingDown) return; // §12.3
+    this.#waiting = this.#waiting.filter((w) => !same(w.item, item)); // §17.4: an add ends the wait
+    this.#enter(item);
+  }
+
+  /** [§4.1](../docs/spec.md#§4), [§4.3](../docs/spec.md#§4): what an accepted add does, also when a wait falls due ([§17.5](../docs/spec.md#§17-delayed-adds)). */
+  #enter(item: T): void {
     const state = this.stateOf(item);
     if (state === "absent") this.#queue.push(item); // §4.1
     if (state === "in flight") this.#dirty.push(item); // §4.3
+  }
+
+  /**
+   * [§17](../docs/spec.md#§17-delayed-adds)
+   *
+   * @param item - The item to add later ([§17](../docs/spec.md#§17-delayed-adds)).
+   * @param delayMs - How long it waits, in milliseconds ([§17.1](../docs/spec.md#§17-delayed-adds), [§17.8](../docs/spec.md#§17-delayed-adds)).
+   */
+  addAfter(item: T, delayMs: number): void {
+    check(item); // §17.8
+    if (typeof delayMs !== "number") throw new TypeError(message("delayMs", "a number", delayMs)); // §17.8
+    if (!Number.isFinite(delayMs)) throw new RangeError(message("delayMs", "a finite number", delayMs)); // §17.8
+    if (delayMs <= 0) {
+      this.add(item); // §17.1
+      return;
+    }
+    if (this.#shuttingDown) return; // §17.7
+    const state = this.stateOf(item);
+    if (state === "queued" || state === "in flight + dirty") return; // §17.2
+    const due = this.#now + delayMs;
+    const wait = this.#waiting.find((w) => same(w.item, item));
+    if (wait === undefined)
+      this.#waiting.push({ item, due, order: ++this.#requests }); // §17.2
+    else if (due < wait.due) Object.assign(wait, { due, order: ++this.#requests }); // §17.3: the earlier wins
+  }
+
+  /**
+   * [§18.9](../docs/spec.md#§18-backoff-and-rate-limiters): time moves forward by `ms`; every waiting item whose due time is passed falls due ([§17.5](../docs/spec.md#§17-delayed-adds)) at its due
+   * time, earliest first, ties in the order their due times were set.
+   *
+   * @param ms - How far to move, in milliseconds: a non-negative finite number ([§18.9](../docs/spec.md#§18-backoff-and-rate-limiters)).
+   */
+  advance(ms: number): void {
+    if (!(Number.isFinite(ms) && ms >= 0)) throw new RangeError(message("ms", "a non-negative finite number", ms));
+    const end = this.#now + ms;
+    for (;;) {
+      const due = this.#waiting.filter((w) => w.due <= end);
+      if (due.length === 0) break;
+      const first = due.reduce((a, b) => (b.due < a.due || (b.due === a.due && b.order < a.order) ? b : a));
+      this.#now = first.due;
+      this.#waiting = this.#waiting.filter((w) => w !== first);
+      this.#enter(first.item); // §17.5, while shutting down too (§17.7)
+    }
+    this.#now = end;
   }
 
   /** [§5](../docs/spec.md#§5) */
@@ -150,9 +262,13 @@ export class WorkQueueModel<T> {
   retry(item: T): boolean {
     check(item);
     const count = this.failures(item) + 1; // §7.1
+    const givesUp = count >= this.maxRetries || this.#shuttingDown; // §7.2, §12.4
+    const delay = givesUp ? 0 : (this.#rateLimiter?.when(item, count, this.#now) ?? 0); // §7.3: asked only for a requeue
+    if (!Number.isFinite(delay))
+      throw new RangeError(message("rateLimiter.when(item, failures, nowMs)", "a finite number", delay)); // §7.3
     this.#counts = [...this.#counts.filter(([x]) => !same(x, item)), [item, count]];
-    if (count >= this.maxRetries || this.#shuttingDown) return false; // §7.2, §12.4
-    this.add(item); // §7.3
+    if (givesUp) return false;
+    this.addAfter(item, delay); // §7.3: a delay that is not positive is an add (§17.1)
     return true;
   }
 
@@ -164,6 +280,7 @@ export class WorkQueueModel<T> {
   forget(item: T): void {
     check(item);
     this.#counts = this.#counts.filter(([x]) => !same(x, item));
+    this.#rateLimiter?.forget?.(item); // §8.1
   }
 
   /** [§12.1](../docs/spec.md#§12-shutdown) */
@@ -186,6 +303,25 @@ export class WorkQueueModel<T> {
     return this.#inFlight.length;
   }
 
+  /** [§9.4](../docs/spec.md#§9-views), [§17.6](../docs/spec.md#§17-delayed-adds) */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  /** [§17](../docs/spec.md#§17-delayed-adds): the current time, in milliseconds. */
+  get now(): number {
+    return this.#now;
+  }
+
+  /**
+   * [§17](../docs/spec.md#§17-delayed-adds): when `item` falls due, or `undefined` when it is not waiting.
+   *
+   * @param item - Any value.
+   */
+  dueOf(item: T): number | undefined {
+    return this.#waiting.find((w) => same(w.item, item))?.due;
+  }
+
   /**
    * [§9.3](../docs/spec.md#§9-views)
    *
@@ -204,6 +340,8 @@ export class WorkQueueModel<T> {
       dirty: [...this.#dirty],
       failures: this.#counts.map(([x, n]) => [x, n] as const),
       shuttingDown: this.#shuttingDown,
+      now: this.#now,
+      waiting: [...this.#waiting].sort((a, b) => a.order - b.order).map((w) => [w.item, w.due] as const),
     };
   }
 }

@@ -1,5 +1,8 @@
+import { type Clock, realClock } from "./clock.js";
+import { Delays } from "./delays.js";
 import { Fifo } from "./fifo.js";
-import { assertItem, assertMaxRetries, expected, signalOf } from "./validate.js";
+import type { RateLimiter } from "./rate-limiters.js";
+import { assertDelay, assertItem, assertMaxRetries, assertShape, expected, signalOf } from "./validate.js";
 import { Waiters, type WaitOptions } from "./waiters.js";
 
 /**
@@ -7,13 +10,23 @@ import { Waiters, type WaitOptions } from "./waiters.js";
  *
  * @public
  */
-export interface WorkQueueOptions {
+export interface WorkQueueOptions<T = unknown> {
   /**
    * How many failures `retry` accepts for an item: the `retry` that brings the item's failure count to
    * `maxRetries` gives up (docs/spec.md §7). `0` gives up on the first failure; `Infinity` never gives up.
    * Required: a queue that bounds retries should say where the bound is.
    */
   readonly maxRetries: number;
+  /**
+   * The queue's time: when delayed items fall due ([docs/spec.md §17](../docs/spec.md#§17-delayed-adds)) and the `nowMs` its rate limiter is
+   * given. Pass a {@link VirtualClock} in tests. @defaultValue {@link realClock}
+   */
+  readonly clock?: Clock | undefined;
+  /**
+   * How long the requeue of each `retry` waits ([docs/spec.md §7.3](../docs/spec.md#§7)), such as
+   * {@link defaultControllerRateLimiter}`()`; `forget` calls its `forget`. @defaultValue none: `retry` requeues at once
+   */
+  readonly rateLimiter?: RateLimiter<T> | undefined;
 }
 
 /** The states of an item in {@link WorkQueue}'s map ([docs/spec.md §2](../docs/spec.md#§2-state-and-the-callers-protocol)). */
@@ -31,7 +44,7 @@ type State = typeof QUEUED | typeof IN_FLIGHT | typeof IN_FLIGHT_DIRTY | typeof 
  * The caller's protocol ([docs/spec.md §2](../docs/spec.md#§2-state-and-the-callers-protocol)): `get` or `take` an item, work on it, then call `forget` on success or
  * `retry` on failure, and finally `done`, exactly once. `runWorkers` runs that loop for you. `get` answers at once;
  * `take` waits for an item. `shutDown` stops accepting work; `shutDownWithDrain` also waits until it is finished.
- * The queue times and delays nothing: `retry` requeues without a backoff.
+ * `addAfter` asks for an item later ([docs/spec.md §17](../docs/spec.md#§17-delayed-adds)); with a `rateLimiter`, `retry` requeues after its backoff.
  *
  * @remarks
  * Every operation is O(1) amortised, the waiting ones included. Items are compared as `Map` keys (SameValueZero); `undefined` and `null` are
@@ -58,6 +71,21 @@ type State = typeof QUEUED | typeof IN_FLIGHT | typeof IN_FLIGHT_DIRTY | typeof 
  * queue.shutDown(); // no more adds; what is queued or in flight can still be finished
  * ```
  *
+ * @example
+ * With time: a delayed add, and a backoff on retry, on a virtual clock.
+ * ```ts
+ * import { exponentialBackoff, VirtualClock, WorkQueue } from "workqueue-spec";
+ *
+ * const clock = new VirtualClock();
+ * const queue = new WorkQueue<string>({ maxRetries: 5, clock, rateLimiter: exponentialBackoff(100, 10_000) });
+ * queue.addAfter("a", 50); // waiting: queue.waiting is 1, queue.size is 0
+ * clock.advance(50); // "a" falls due: queued
+ * queue.get(); // "a"
+ * queue.retry("a"); // true: the first failure waits 100 ms
+ * queue.done("a");
+ * clock.advance(100); // queued again
+ * ```
+ *
  * @public
  */
 export class WorkQueue<T> {
@@ -77,29 +105,56 @@ export class WorkQueue<T> {
   #inFlight = 0;
   /** Failure counts. Invariant: only positive counts are stored; `forget` deletes the entry. */
   readonly #failures = new Map<T, number>();
-  /** Set by `shutDown`, never cleared. Invariant: while set, `#takers` is empty. */
+  /** Set by `shutDown`, never cleared. Invariant: while set, `#takers` is empty unless `#delays` is not. */
   #shuttingDown = false;
+  /** The queue's clock ([docs/spec.md §3.3](../docs/spec.md#§3-construction)). */
+  readonly #clock: Clock;
+  /** The rate limiter of `retry`, if any ([docs/spec.md §7.3](../docs/spec.md#§7)). */
+  readonly #rateLimiter: RateLimiter<T> | undefined;
+  /**
+   * The waiting items ([docs/spec.md §17](../docs/spec.md#§17-delayed-adds)). Invariant: each is absent or `IN_FLIGHT`, never `QUEUED` or
+   * `IN_FLIGHT_DIRTY`.
+   */
+  readonly #delays = new Delays<T>();
+  /**
+   * The one timer armed on the clock, and the due time it is armed for. Invariant: armed exactly when `#delays` is
+   * not empty, for its earliest due time.
+   */
+  #timer: { readonly due: number; readonly cancel: () => void } | undefined;
   /**
    * The `take`s waiting for an item, oldest first. Invariant: empty unless `#queue` is: an item queued while a take
    * waits is handed to it at once (`#enqueue`).
    */
   readonly #takers = new Waiters<T | undefined>();
-  /** The drains waiting. Invariant: empty unless shutting down with something queued or in flight. */
+  /** The drains waiting. Invariant: empty unless shutting down with something queued, in flight or waiting. */
   readonly #drainers = new Waiters<undefined>();
 
   /**
    * Creates an empty queue.
    *
-   * @param options - The queue's settings: `maxRetries` (see {@link WorkQueueOptions}).
-   * @throws TypeError when `options` is not an object.
+   * @param options - The queue's settings: `maxRetries`, and optionally `clock` and `rateLimiter` (see {@link WorkQueueOptions}).
+   * @throws TypeError when `options` is not an object, `clock` is not a {@link Clock} or `rateLimiter` not a {@link RateLimiter}.
    * @throws RangeError when `options.maxRetries` is not a non-negative integer or `Infinity`.
    */
-  constructor(options: WorkQueueOptions) {
+  constructor(options: WorkQueueOptions<T>) {
     if (typeof options !== "object" || options === null) {
       throw new TypeError(expected("options", "an object such as { maxRetries: 5 }", options));
     }
     assertMaxRetries(options.maxRetries);
+    const { clock = realClock, rateLimiter } = options;
+    assertShape("clock", clock, "undefined or a Clock such as realClock", ["now", "schedule"]);
+    if (rateLimiter !== undefined) {
+      assertShape(
+        "rateLimiter",
+        rateLimiter,
+        "undefined or a RateLimiter such as exponentialBackoff(5, 1000)",
+        ["when"],
+        ["forget"],
+      );
+    }
     this.maxRetries = options.maxRetries;
+    this.#clock = clock;
+    this.#rateLimiter = rateLimiter;
   }
 
   /** The number of queued items, waiting for `get`. Items in flight are not counted, dirty or not. */
@@ -112,6 +167,11 @@ export class WorkQueue<T> {
     return this.#inFlight;
   }
 
+  /** The number of waiting items: asked for by `addAfter` or a delayed `retry`, and not due yet ([docs/spec.md §17.6](../docs/spec.md#§17-delayed-adds)). */
+  get waiting(): number {
+    return this.#delays.size;
+  }
+
   /** Whether `shutDown` or `shutDownWithDrain` has been called ([docs/spec.md §12.2](../docs/spec.md#§12-shutdown)). */
   get shuttingDown(): boolean {
     return this.#shuttingDown;
@@ -120,7 +180,8 @@ export class WorkQueue<T> {
   /**
    * Asks for `item` to be processed ([docs/spec.md §4](../docs/spec.md#§4)). An item that is neither queued nor in flight is appended to
    * the tail, or handed to the oldest waiting `take`; an item already queued is left where it is; an item in flight
-   * is only marked dirty, and its `done` will queue it. While the queue is shutting down, it changes nothing.
+   * is only marked dirty, and its `done` will queue it. An item waiting since an `addAfter` stops waiting
+   * ([docs/spec.md §17.4](../docs/spec.md#§17-delayed-adds)). While the queue is shutting down, it changes nothing.
    *
    * @param item - The item to process: any value but `undefined` and `null`.
    * @throws TypeError when `item` is `undefined` or `null`, shutting down or not.
@@ -128,6 +189,72 @@ export class WorkQueue<T> {
   add(item: T): void {
     assertItem(item);
     if (this.#shuttingDown) return;
+    if (this.#delays.size !== 0) this.#unwait(item);
+    this.#enter(item);
+  }
+
+  /**
+   * Asks for `item` to be processed `delayMs` from now ([docs/spec.md §17](../docs/spec.md#§17-delayed-adds)): until then it is waiting, and
+   * then it is added as `add` adds it. A delay that is not positive is an `add`. An item that is queued, or in
+   * flight and marked dirty, does not wait: the processing already due serves this request too. An item that
+   * waits already keeps the earlier due time. While the queue is shutting down, it changes nothing; items that
+   * waited before the shutdown still fall due.
+   *
+   * @param item - The item to process: any value but `undefined` and `null`.
+   * @param delayMs - How long to wait, in milliseconds on the queue's clock: a finite number.
+   * @throws TypeError when `item` is `undefined` or `null`, or `delayMs` is not a number.
+   * @throws RangeError when `delayMs` is `NaN`, `Infinity` or `-Infinity`.
+   */
+  addAfter(item: T, delayMs: number): void {
+    assertItem(item);
+    assertDelay(delayMs);
+    if (delayMs <= 0) {
+      this.add(item);
+      return;
+    }
+    if (this.#shuttingDown) return;
+    this.#wait(item, delayMs);
+  }
+
+  /** Makes `item` wait `delayMs` > 0 unless a processing is already due ([docs/spec.md §17.2](../docs/spec.md#§17-delayed-adds), [§17.3](../docs/spec.md#§17-delayed-adds)). */
+  #wait(item: T, delayMs: number): void {
+    const state = this.#states.get(item);
+    if (state === QUEUED || state === IN_FLIGHT_DIRTY) return;
+    this.#delays.request(item, this.#clock.now() + delayMs);
+    this.#arm();
+  }
+
+  /** Ends the wait of `item`, if it waits ([docs/spec.md §17.4](../docs/spec.md#§17-delayed-adds)). */
+  #unwait(item: T): void {
+    this.#delays.cancel(item);
+    this.#arm();
+  }
+
+  /** Arms the one timer for the earliest due time, if it is not armed for it already, or disarms it when nothing waits. */
+  #arm(): void {
+    const due = this.#delays.nextDue;
+    if (due === this.#timer?.due) return;
+    this.#timer?.cancel();
+    this.#timer = due === undefined ? undefined : { due, cancel: this.#clock.schedule(due, () => this.#fallDue()) };
+  }
+
+  /**
+   * The timer ran: every waiting item due by now is added, earliest first, ties in request order
+   * ([docs/spec.md §17.5](../docs/spec.md#§17-delayed-adds)), also while shutting down ([§17.7](../docs/spec.md#§17-delayed-adds)); then the timer is armed for the next due time.
+   */
+  #fallDue(): void {
+    this.#timer = undefined;
+    const now = this.#clock.now();
+    for (let item = this.#delays.takeDue(now); item !== undefined; item = this.#delays.takeDue(now)) {
+      this.#enter(item);
+    }
+    this.#arm();
+    // §14.4: no more work to come. A drain cannot end here: what fell due is queued or in flight now.
+    if (this.#shuttingDown && this.#delays.size === 0 && this.#queue.length === 0) this.#takers.resolveAll(undefined);
+  }
+
+  /** What an accepted `add` does to `item` ([docs/spec.md §4](../docs/spec.md#§4)), and what an item falling due does ([§17.5](../docs/spec.md#§17-delayed-adds)). */
+  #enter(item: T): void {
     const state = this.#states.get(item);
     if (state === undefined || state === ABSENT) {
       this.#enqueue(item);
@@ -166,7 +293,7 @@ export class WorkQueue<T> {
     const signal = signalOf(options);
     if (signal?.aborted) return Promise.reject(signal.reason);
     const item = this.get();
-    if (item !== undefined || this.#shuttingDown) return Promise.resolve(item);
+    if (item !== undefined || (this.#shuttingDown && this.#delays.size === 0)) return Promise.resolve(item);
     return this.#takers.wait(signal);
   }
 
@@ -182,16 +309,17 @@ export class WorkQueue<T> {
   /**
    * Stops accepting work ([docs/spec.md §12](../docs/spec.md#§12-shutdown)): from now on `add`, and the requeue of `retry`, change nothing, while
    * `get`, `take` and `done` go on, so what is queued or in flight can still be finished — a `done` still requeues
-   * an item marked dirty before the shutdown. Every waiting `take` resolves with `undefined`. A second call changes
-   * nothing. It does not wait for anything: {@link WorkQueue.shutDownWithDrain} does.
+   * an item marked dirty before the shutdown. Every waiting `take` resolves with `undefined`, unless items are
+   * waiting ([docs/spec.md §17.7](../docs/spec.md#§17-delayed-adds)): they still fall due, and the takes get them. A second call changes nothing.
+   * It does not wait for anything: {@link WorkQueue.shutDownWithDrain} does.
    */
   shutDown(): void {
     this.#shuttingDown = true;
-    this.#takers.resolveAll(undefined);
+    if (this.#delays.size === 0) this.#takers.resolveAll(undefined);
   }
 
   /**
-   * Shuts the queue down and answers a promise that resolves once nothing is queued and nothing is in flight
+   * Shuts the queue down and answers a promise that resolves once nothing is queued, in flight or waiting
    * ([docs/spec.md §13](../docs/spec.md#§13-draining)). Every caller's promise resolves; an abort of `options.signal` rejects only its own, with the
    * signal's reason, and the queue stays shut down.
    *
@@ -205,7 +333,7 @@ export class WorkQueue<T> {
     const signal = signalOf(options);
     this.shutDown();
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.#queue.length === 0 && this.#inFlight === 0) return Promise.resolve();
+    if (this.#queue.length === 0 && this.#inFlight === 0 && this.#delays.size === 0) return Promise.resolve();
     return this.#drainers.wait(signal);
   }
 
@@ -225,7 +353,8 @@ export class WorkQueue<T> {
       this.#inFlight--;
       this.#sweep();
       // The only call that can empty a shut-down queue: nothing else ends a flight without queueing.
-      if (this.#inFlight === 0 && this.#queue.length === 0) this.#drainers.resolveAll(undefined);
+      if (this.#inFlight === 0 && this.#queue.length === 0 && this.#delays.size === 0)
+        this.#drainers.resolveAll(undefined);
     } else if (state === IN_FLIGHT_DIRTY) {
       this.#inFlight--;
       this.#enqueue(item); // reuses the map entry: no delete and set
@@ -266,21 +395,29 @@ export class WorkQueue<T> {
   /**
    * Records a failure of `item` and requeues it unless it has failed too often ([docs/spec.md §7](../docs/spec.md#§7)). The failure
    * count goes up by one; when it reaches `maxRetries`, or while the queue is shutting down, the queue gives up and
-   * returns `false`, requeueing nothing. Otherwise the requeue goes through `add`, so an item in flight is only
-   * marked dirty and comes back after its `done`, and the call returns `true`.
+   * returns `false`, requeueing nothing. Otherwise the requeue goes through `add` — or, with a `rateLimiter`,
+   * through `addAfter` with the limiter's delay for this failure — so an item in flight is only marked dirty (or
+   * waits) and comes back after its `done`, and the call returns `true`.
    *
    * The caller still has to call `done`. `retry` does not reset the count; `forget` does.
    *
    * @param item - The item that failed, usually one the caller holds.
    * @returns `true` when a requeue was requested, `false` when the queue gave up on the item.
    * @throws TypeError when `item` is `undefined` or `null`.
+   * @throws RangeError when the rate limiter answers a delay that is not a finite number; the count is then unchanged.
    */
   retry(item: T): boolean {
     assertItem(item);
     const failures = (this.#failures.get(item) ?? 0) + 1;
+    const givesUp = failures >= this.maxRetries || this.#shuttingDown;
+    const delay = givesUp ? 0 : (this.#rateLimiter?.when(item, failures, this.#clock.now()) ?? 0);
+    if (!Number.isFinite(delay)) {
+      throw new RangeError(expected("rateLimiter.when(item, failures, nowMs)", "a finite number", delay));
+    }
     this.#failures.set(item, failures);
-    if (failures >= this.maxRetries || this.#shuttingDown) return false;
-    this.add(item);
+    if (givesUp) return false;
+    if (delay > 0) this.#wait(item, delay);
+    else this.add(item);
     return true;
   }
 
@@ -294,6 +431,7 @@ export class WorkQueue<T> {
   forget(item: T): void {
     assertItem(item);
     this.#failures.delete(item);
+    this.#rateLimiter?.forget?.(item);
   }
 
   /**

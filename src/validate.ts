@@ -79,3 +79,26 @@ export function assertConcurrency(concurrency: unknown): asserts concurrency is 
     throw new RangeError(expected("concurrency", "a positive integer", concurrency));
   }
 }
+
+/** Throws unless `delayMs` is a finite number: a `TypeError` for a non-number, a `RangeError` for `NaN` and ±`Infinity` ([docs/spec.md §17.8](../docs/spec.md#§17-delayed-adds)). */
+export function assertDelay(delayMs: unknown): asserts delayMs is number {
+  if (typeof delayMs !== "number") throw new TypeError(expected("delayMs", "a number", delayMs));
+  if (!Number.isFinite(delayMs)) throw new RangeError(expected("delayMs", "a finite number", delayMs));
+}
+
+/** Throws a `TypeError` unless `value` is an object whose `methods` are functions, and whose `optional` ones are functions or absent ([docs/spec.md §3.3](../docs/spec.md#§3-construction)). */
+export function assertShape(
+  name: string,
+  value: unknown,
+  what: string,
+  methods: string[],
+  optional: string[] = [],
+): void {
+  const record = value as Record<string, unknown> | null;
+  const valid =
+    typeof value === "object" &&
+    record !== null &&
+    methods.every((m) => typeof record[m] === "function") &&
+    optional.every((m) => record[m] === undefined || typeof record[m] === "function");
+  if (!valid) throw new TypeError(expected(name, what, value));
+}

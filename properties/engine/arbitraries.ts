@@ -6,6 +6,7 @@
 import * as fc from "fast-check";
 import { CallCommand, HeldCommand, type Profile, type QueueCommand } from "./commands.js";
 import { MacroCommand, type MacroKind } from "./macros.js";
+import type { Backoff } from "./operation.js";
 import type { ItemUniverse } from "./universes.js";
 
 /**
@@ -21,6 +22,58 @@ export interface Scenario {
   readonly maxRetries: number;
   /** The commands, as `fc.commands` generates and shrinks them. */
   readonly commands: Iterable<QueueCommand>;
+  /** When time is checked, the backoff of `retry` in this run, if any ([docs/spec.md §7.3](../../docs/spec.md#§7)). */
+  readonly backoff?: Backoff | undefined;
+}
+
+/**
+ * Which delays `addAfter` is given: `finite` numbers only (the protocol carries JSON numbers), or `any`, which
+ * adds `NaN`, the infinities and a string in the robust profile ([docs/spec.md §17.8](../../docs/spec.md#§17-delayed-adds)).
+ */
+export type Delays = "finite" | "any";
+
+/**
+ * A delay: small ones most of the time, so that items fall due at the same instant (ties) and re-delays cross;
+ * sometimes zero or negative (an `add`, §17.1), sometimes long.
+ */
+const delay: fc.Arbitrary<number> = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom(1, 2, 3, 5) },
+  { weight: 2, arbitrary: fc.constantFrom(0, -1) },
+  { weight: 2, arbitrary: fc.integer({ min: 1, max: 40 }) },
+  { weight: 1, arbitrary: fc.constantFrom(1_000, 2 ** 40) },
+);
+
+/** How far an `advance` moves: mostly a few milliseconds, so that some waits fall due and some do not. */
+const step: fc.Arbitrary<number> = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom(0, 1, 1, 2, 3) },
+  { weight: 2, arbitrary: fc.integer({ min: 1, max: 40 }) },
+  { weight: 1, arbitrary: fc.constant(1_000) },
+);
+
+/** The backoff of a timed run ([docs/spec.md §18.2](../../docs/spec.md#§18-backoff-and-rate-limiters)): none in a third of the runs, otherwise small bases and caps. */
+const backoff: fc.Arbitrary<Backoff | undefined> = fc.oneof(
+  { weight: 1, arbitrary: fc.constant(undefined) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ baseMs: fc.constantFrom(1, 2, 0, 5), maxMs: fc.constantFrom(4, 1, 0, 40, 1_000_000) }),
+  },
+);
+
+/** The timed commands: `addAfter` of an item, and `advance` of the clock ([docs/spec.md §17](../../docs/spec.md#§17-delayed-adds)). */
+function timed(
+  profile: Profile,
+  item: fc.Arbitrary<unknown>,
+  delays: Delays,
+): { addAfter: fc.Arbitrary<QueueCommand>; advance: fc.Arbitrary<QueueCommand> } {
+  const invalid = fc.constantFrom<unknown>(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, "5");
+  const delayMs =
+    profile === "robust" && delays === "any"
+      ? fc.oneof({ weight: 19, arbitrary: delay as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: invalid })
+      : delay;
+  return {
+    addAfter: fc.tuple(item, delayMs).map(([x, d]) => new CallCommand({ verb: "addAfter", item: x, delayMs: d })),
+    advance: step.map((ms) => new CallCommand({ verb: "advance", ms })),
+  };
 }
 
 /** `maxRetries` from 0 to 6; shrinks towards 0. */
@@ -76,8 +129,13 @@ const maxCommands: Record<Shape, number> = { few: 100, many: 250, deep: 16 };
  */
 const commandsPerShutDown: Record<Shape, number> = { few: 50, many: 125, deep: 8 };
 
-/** The arbitrary of one command, given the profile, the shape and the items. */
-export function command(profile: Profile, shape: Shape, universe: ItemUniverse): fc.Arbitrary<QueueCommand> {
+/** The arbitrary of one command, given the profile, the shape and the items; with `delays`, timed commands too. */
+export function command(
+  profile: Profile,
+  shape: Shape,
+  universe: ItemUniverse,
+  delays?: Delays,
+): fc.Arbitrary<QueueCommand> {
   // The first two of the few items come up half the time, so that one item goes through many cycles.
   const few = fc.oneof(fc.constantFrom(...universe.few.slice(0, 2)), fc.constantFrom(...universe.few));
   const valid = shape === "few" ? few : fc.nat(shape === "many" ? 63 : 12_000).map(universe.many);
@@ -87,19 +145,22 @@ export function command(profile: Profile, shape: Shape, universe: ItemUniverse):
       : valid;
   const w = weights[shape];
   if (shape === "deep") {
-    const single = command(profile, "many", universe);
+    const single = command(profile, "many", universe, delays);
     return fc.oneof({ weight: 3, arbitrary: macro(universe) }, { weight: 2, arbitrary: single });
   }
   const onItem = (verb: "add" | "done" | "retry" | "forget") => item.map((x) => new CallCommand(verb, x));
   const held = (verb: "done" | "retry") =>
     profile === "contract" ? fc.nat(7).map((pick) => new HeldCommand(verb, pick)) : onItem(verb);
-  return fc.oneof(
+  const untimed = [
     { weight: w.add, arbitrary: onItem("add") },
-    { weight: w.get, arbitrary: fc.constant(new CallCommand("get")) },
+    { weight: w.get, arbitrary: fc.constant(new CallCommand("get")) as fc.Arbitrary<QueueCommand> },
     { weight: w.done, arbitrary: held("done") },
     { weight: w.retry, arbitrary: held("retry") },
     { weight: w.forget, arbitrary: onItem("forget") },
-  );
+  ];
+  if (delays === undefined) return fc.oneof(...untimed);
+  const { addAfter, advance } = timed(profile, item, delays);
+  return fc.oneof(...untimed, { weight: w.add, arbitrary: addAfter }, { weight: 2, arbitrary: advance });
 }
 
 /** What a run's arbitrary is made of. */
@@ -121,12 +182,17 @@ export interface ScenarioSpec {
    * queue that has no shutdown.
    */
   readonly shutDown?: boolean | undefined;
+  /**
+   * Whether sequences also call `addAfter`, move the clock, and make `retry` back off ([docs/spec.md §17](../../docs/spec.md#§17-delayed-adds)),
+   * and with which delays. Without it, the sequences are exactly those of a queue without time.
+   */
+  readonly time?: Delays | undefined;
 }
 
-/** The arbitrary of a whole run: `maxRetries` and a command sequence. */
+/** The arbitrary of a whole run: `maxRetries` and a command sequence, and with time, a backoff. */
 export function scenario(spec: ScenarioSpec): fc.Arbitrary<Scenario> {
   const limits = { maxCommands: spec.maxCommands ?? maxCommands[spec.shape], size: "max" as const };
-  const call = command(spec.profile, spec.shape, spec.items);
+  const call = command(spec.profile, spec.shape, spec.items, spec.time);
   const shutDown = fc.constant(new CallCommand("shutDown"));
   const commands = fc.commands(
     [
@@ -136,7 +202,8 @@ export function scenario(spec: ScenarioSpec): fc.Arbitrary<Scenario> {
     ],
     spec.replayPath === undefined ? limits : { ...limits, replayPath: spec.replayPath },
   );
-  return fc.record({ maxRetries: maxRetriesOf(spec), commands });
+  if (spec.time === undefined) return fc.record({ maxRetries: maxRetriesOf(spec), commands });
+  return fc.record({ maxRetries: maxRetriesOf(spec), commands, backoff });
 }
 
 /**

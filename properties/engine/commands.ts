@@ -24,13 +24,14 @@ export type Plan = Operation[];
 /** A command over the model (as fast-check's model) and the plan being recorded (as fast-check's real system). */
 export type QueueCommand = fc.Command<WorkQueueModel<unknown>, Plan>;
 
-/** A call of `verb` on a given item, or `get()`. Always applicable. */
+/** A call of `verb` on a given item, or `get()`; or any given operation. Always applicable. */
 export class CallCommand implements QueueCommand {
   readonly #operation: Operation;
 
-  /** A call of `verb` on `item`; `get` and `shutDown` ignore `item`. */
-  constructor(verb: ItemVerb | "get" | "shutDown", item?: unknown) {
-    this.#operation = verb === "get" ? { verb } : verb === "shutDown" ? { verb } : { verb, item };
+  /** A call of `verb` on `item`; `get` and `shutDown` ignore `item`; an operation is taken as it is. */
+  constructor(verb: ItemVerb | "get" | "shutDown" | Operation, item?: unknown) {
+    if (typeof verb === "object") this.#operation = verb;
+    else this.#operation = verb === "get" ? { verb } : verb === "shutDown" ? { verb } : { verb, item };
   }
 
   /** Always applicable. */

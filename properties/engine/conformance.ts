@@ -3,7 +3,7 @@
  * implementation, shrink a failure to a short counterexample, and say how to replay it.
  */
 import * as fc from "fast-check";
-import { replayPathOf, type Scenario, type Shape, scenario } from "./arbitraries.js";
+import { type Delays, replayPathOf, type Scenario, type Shape, scenario } from "./arbitraries.js";
 import type { Plan, Profile } from "./commands.js";
 import type { Coverage } from "./coverage.js";
 import { type Driver, inProcess, type Observation, type Observe } from "./driver.js";
@@ -71,6 +71,13 @@ export interface ConformanceOptions {
    * @defaultValue `false`
    */
   readonly shutDown?: boolean | undefined;
+  /**
+   * Whether the queues have time ([docs/spec.md §17](../../docs/spec.md#§17-delayed-adds)): sequences then also call `addAfter` and move the clock,
+   * and some runs make `retry` back off, so that every timed rule is checked after every step. Each queue is made
+   * with `clock` (time starts at 0 and moves only when the check moves it) and, in some runs, `backoff`
+   * (see {@link SubjectOptions}); `waiting` is checked too, if offered. @defaultValue `false`
+   */
+  readonly time?: boolean | undefined;
   /**
    * How long, in milliseconds, a call or a view of an in-process queue may take to settle before the check stops
    * with a `ProtocolBreach` of kind `timed out` (a promise that never settles would otherwise hang the check).
@@ -156,7 +163,7 @@ class ViolationError extends Error {
  *
  * @public
  */
-export type UncheckedView = "size" | "inFlight" | "failures" | "shuttingDown";
+export type UncheckedView = "size" | "inFlight" | "failures" | "shuttingDown" | "waiting";
 
 /** What each view's absence skips, as reports say it. @internal */
 export const skippedChecks: Readonly<Record<UncheckedView, string>> = {
@@ -164,6 +171,7 @@ export const skippedChecks: Readonly<Record<UncheckedView, string>> = {
   inFlight: "the number of items in flight after every call (§9.2)",
   failures: "the failure count after every call on an item (§7.1, §8.1, §9.3)",
   shuttingDown: "the flag after shutDown (§12.2)",
+  waiting: "the number of waiting items after every call (§17.6), and what only it shows of §17.4",
 };
 
 /**
@@ -183,8 +191,8 @@ function watched(driver: Driver, seen: Set<string>): Driver {
     };
   return {
     ...(driver.lookahead === undefined ? {} : { lookahead: driver.lookahead }),
-    start(maxRetries, plan) {
-      const started = driver.start(maxRetries, plan);
+    start(maxRetries, plan, backoff) {
+      const started = driver.start(maxRetries, plan, backoff);
       return isThenable(started) ? Promise.resolve(started).then(watch) : watch(started);
     },
   };
@@ -199,6 +207,7 @@ function replayOptionsOf(options: ConformanceOptions): ReplayOptions {
     shape: options.shape ?? "all",
     items: universeName(options),
     finiteMaxRetries: options.finiteMaxRetries === true,
+    time: options.time === true,
   };
 }
 
@@ -206,6 +215,9 @@ function replayOptionsOf(options: ConformanceOptions): ReplayOptions {
 function universeName(options: ConformanceOptions): string {
   return (options.items ?? stringItems).name ?? "custom";
 }
+
+/** The delays each check's options allow: `any` for in-process checks, which can be given `NaN`; `finite` otherwise. */
+const delaysOf = new WeakMap<ConformanceOptions, Delays>();
 
 /** The arbitrary of a check's runs. */
 function runsOf(options: ConformanceOptions, replayPath: string | undefined): fc.Arbitrary<Scenario> {
@@ -216,6 +228,7 @@ function runsOf(options: ConformanceOptions, replayPath: string | undefined): fc
     replayPath,
     finite: options.finiteMaxRetries ?? false,
     shutDown: options.shutDown,
+    time: options.time === true ? (delaysOf.get(options) ?? "finite") : undefined,
   };
   const shape = options.shape ?? "all";
   if (shape === "both") return fc.oneof(scenario({ ...spec, shape: "few" }), scenario({ ...spec, shape: "many" }));
@@ -265,6 +278,7 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     "inFlight",
     "failures",
     ...(options.shutDown === true ? (["shuttingDown"] as const) : []),
+    ...(options.time === true ? (["waiting"] as const) : []),
   ];
   const token = options.replay ?? process.env.WORKQUEUE_REPLAY;
   const replay = token === undefined || token === "" ? undefined : decodeReplay(token);
@@ -301,7 +315,14 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     const plan = planOf(input);
     let violation: Violation | undefined;
     try {
-      violation = await verifyStarted(driver.start(input.maxRetries, plan), input.maxRetries, plan, verifyOptions);
+      const { maxRetries, backoff } = input;
+      violation = await verifyStarted(
+        driver.start(maxRetries, plan, backoff),
+        maxRetries,
+        plan,
+        verifyOptions,
+        backoff,
+      );
     } catch (error) {
       broken = { error };
       throw error;
@@ -394,8 +415,14 @@ export async function checkConformance<T>(
   factory: SubjectFactory<T>,
   options: ConformanceOptions = {},
 ): Promise<ConformanceReport> {
+  const checked = { ...options, items: options.items ?? anyItems };
+  delaysOf.set(checked, "any");
   return checkDriver(
-    inProcess(factory, { shutDown: options.shutDown === true, timeoutMs: options.timeoutMs ?? 5000 }),
-    { ...options, items: options.items ?? anyItems },
+    inProcess(factory, {
+      shutDown: options.shutDown === true,
+      timeoutMs: options.timeoutMs ?? 5000,
+      time: options.time === true,
+    }),
+    checked,
   );
 }

@@ -25,8 +25,8 @@ export type Transition = string;
 
 /** The key of a call of `verb` on an item in `state` whose failure count stood in `countBand`. */
 export function transition(
-  verb: ItemVerb | "get" | "shutDown",
-  state: ItemState | "empty" | "not an item" | "first" | "again",
+  verb: ItemVerb | "get" | "shutDown" | "addAfter" | "advance",
+  state: ItemState | "empty" | "not an item" | "first" | "again" | string,
   countBand?: Band | "shut down",
 ) {
   return countBand === undefined ? `${verb} · ${state}` : `${verb} · ${state} · ${countBand}`;
@@ -35,21 +35,51 @@ export function transition(
 /** The key of `operation`, made on a queue that is in the state of `model` (before the call). */
 export function transitionOf(operation: Operation, model: WorkQueueModel<unknown>): Transition {
   if (operation.verb === "shutDown") return transition("shutDown", model.shuttingDown ? "again" : "first");
+  if (operation.verb === "advance") return advanceOf(operation.ms, model);
+  if (operation.verb === "addAfter") return addAfterOf(operation.item, operation.delayMs, model);
   const item = "item" in operation ? operation.item : model.snapshot().queue[0];
   if ("item" in operation && (item === undefined || item === null)) return transition(operation.verb, "not an item");
   const shut = model.shuttingDown ? "shut down" : undefined;
   if (item === undefined) return transition(operation.verb, "empty", shut);
-  return transition(operation.verb, model.stateOf(item), shut ?? band(model.failures(item), model.maxRetries));
+  return transition(operation.verb, stateOf(item, model), shut ?? band(model.failures(item), model.maxRetries));
+}
+
+/** An item's state, with ` + waiting` when it waits ([docs/spec.md §17](../../docs/spec.md#§17-delayed-adds)). */
+function stateOf(item: unknown, model: WorkQueueModel<unknown>): string {
+  return model.dueOf(item) === undefined ? model.stateOf(item) : `${model.stateOf(item)} + waiting`;
+}
+
+/** The key of an `advance`: whether nothing, one item, or items due at the same time fall due, and while shutting down. */
+function advanceOf(ms: number, model: WorkQueueModel<unknown>): Transition {
+  const dues = model
+    .snapshot()
+    .waiting.map(([, due]) => due)
+    .filter((due) => due <= model.now + ms);
+  const tie = new Set(dues).size < dues.length;
+  const what = dues.length === 0 ? "nothing due" : tie ? "a tie falls due" : "falls due";
+  return transition("advance", what, model.shuttingDown ? "shut down" : undefined);
+}
+
+/** The key of an `addAfter`: the item's state, and whether the delay is not positive, later, earlier, or not a delay. */
+function addAfterOf(item: unknown, delayMs: unknown, model: WorkQueueModel<unknown>): Transition {
+  if (item === undefined || item === null) return transition("addAfter", "not an item");
+  if (typeof delayMs !== "number" || !Number.isFinite(delayMs)) return transition("addAfter", "not a delay");
+  const due = model.dueOf(item);
+  const when =
+    delayMs <= 0 ? "now" : due === undefined ? "later" : model.now + delayMs < due ? "earlier" : "not earlier";
+  return transition("addAfter", `${stateOf(item, model)} · ${when}`, model.shuttingDown ? "shut down" : undefined);
 }
 
 const bands: readonly Band[] = ["below", "at", "above"];
 const allStates: readonly ItemState[] = ["absent", "queued", "in flight", "in flight + dirty"];
 const heldStates: readonly ItemState[] = ["in flight", "in flight + dirty"];
 
-/** Which transitions to expect besides the profile's: those of sequences that call `shutDown`. */
+/** Which transitions to expect besides the profile's: those of sequences that call `shutDown`, or move time. */
 export interface ReachableOptions {
   /** Whether sequences call `shutDown` (docs/spec.md §12). @defaultValue `false` */
   readonly shutDown?: boolean | undefined;
+  /** Whether sequences call `addAfter` and move time (docs/spec.md §17). @defaultValue `false` */
+  readonly time?: boolean | undefined;
 }
 
 /**
@@ -57,7 +87,7 @@ export interface ReachableOptions {
  * `shutDown`, also every transition while shutting down.
  */
 export function reachable(profile: Profile, options: ReachableOptions = {}): Transition[] {
-  const open = reachableOpen(profile);
+  const open = [...reachableOpen(profile), ...(options.time === true ? reachableTimed(profile, options) : [])];
   if (options.shutDown !== true) return open;
   const shut = (verb: ItemVerb | "get", states: readonly (ItemState | "empty")[]) =>
     states.map((state) => transition(verb, state, "shut down"));
@@ -71,6 +101,39 @@ export function reachable(profile: Profile, options: ReachableOptions = {}): Tra
     ...shut("done", held),
     ...shut("retry", held),
     ...shut("forget", allStates),
+  ];
+}
+
+/**
+ * The transitions time adds: every verb on a waiting item (absent or in flight), `addAfter` on every state with
+ * each kind of delay, and `advance` with nothing, one item or a tie falling due — also while shutting down.
+ */
+function reachableTimed(profile: Profile, options: ReachableOptions): Transition[] {
+  const waitingStates = ["absent + waiting", "in flight + waiting"];
+  const held = profile === "contract" ? ["in flight + waiting"] : waitingStates;
+  const keyed = (verb: ItemVerb, states: readonly string[]) =>
+    states.flatMap((state) => bands.map((b) => transition(verb, state, b)));
+  const shut = options.shutDown === true;
+  const after = (states: readonly string[], whens: readonly string[]) =>
+    states.flatMap((state) =>
+      whens.flatMap((when) => {
+        const key = transition("addAfter", `${state} · ${when}`);
+        return shut ? [key, `${key} · shut down`] : [key];
+      }),
+    );
+  const advances = ["nothing due", "falls due", "a tie falls due"].flatMap((what) => {
+    const key = transition("advance", what);
+    return shut ? [key, `${key} · shut down`] : [key];
+  });
+  return [
+    ...keyed("add", waitingStates),
+    ...keyed("done", held),
+    ...keyed("retry", held),
+    ...keyed("forget", waitingStates),
+    ...after(allStates, ["now", "later"]),
+    ...after(waitingStates, ["now", "earlier", "not earlier"]),
+    ...advances,
+    ...(profile === "robust" ? [transition("addAfter", "not an item"), transition("addAfter", "not a delay")] : []),
   ];
 }
 

@@ -4,11 +4,20 @@
  * observation per step: the answer and the views.
  */
 
+import { ClockModel } from "../../model/index.js";
 import { ProtocolBreach } from "./breach.js";
 import type { Views } from "./invariants.js";
-import type { Answer, Operation } from "./operation.js";
+import type { Answer, Backoff, Operation } from "./operation.js";
 import { showCall, showValue } from "./render.js";
-import { isThenable, type MaybePromise, perform, readView, type Subject, type SubjectFactory } from "./subject.js";
+import {
+  capture,
+  isThenable,
+  type MaybePromise,
+  perform,
+  readView,
+  type Subject,
+  type SubjectFactory,
+} from "./subject.js";
 
 /**
  * What the implementation answered to one call and showed right after it.
@@ -40,8 +49,9 @@ export interface Driver {
    *
    * @param maxRetries - The `maxRetries` of the fresh queue.
    * @param plan - Every call the run will make, in order.
+   * @param backoff - When time is checked, the backoff the fresh queue's `retry` requeues with, if any.
    */
-  start(maxRetries: number, plan: readonly Operation[]): MaybePromise<Observe>;
+  start(maxRetries: number, plan: readonly Operation[], backoff?: Backoff): MaybePromise<Observe>;
   /**
    * How many later runs may be started before a run has been verified: a driver that sends each run ahead in one
    * write can take more while the gate verifies. @defaultValue 0: each run starts after the previous one is checked
@@ -91,10 +101,14 @@ function withViews(subject: Subject<unknown>, operation: Operation, answer: Answ
       () => `shuttingDown after ${showCall(operation)}`,
       () => readView(subject, "shuttingDown"),
     ),
+    read(
+      () => `waiting after ${showCall(operation)}`,
+      () => readView(subject, "waiting"),
+    ),
   ] as const;
-  const observation = ([size, inFlight, failures, shuttingDown]: readonly unknown[]): Observation => ({
+  const observation = ([size, inFlight, failures, shuttingDown, waiting]: readonly unknown[]): Observation => ({
     answer,
-    views: { size, inFlight, failures, shuttingDown } as Views,
+    views: { size, inFlight, failures, shuttingDown, waiting } as Views,
   });
   return views.some(isThenable) ? Promise.all(views).then(observation) : observation(views);
 }
@@ -112,9 +126,20 @@ function bounded<V>(promise: PromiseLike<V>, timeoutMs: number, what: string): P
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
-/** Performs a call on an in-process queue and then reads its views, each bounded by `timeoutMs`. */
-function observe(subject: Subject<unknown>, operation: Operation, timeoutMs: number): MaybePromise<Observation> {
-  const answer = perform(subject, operation);
+/**
+ * Performs a call on an in-process queue — or moves its clock, for an `advance` — and then reads its views, each
+ * bounded by `timeoutMs`.
+ */
+function observe(
+  subject: Subject<unknown>,
+  clock: ClockModel | undefined,
+  operation: Operation,
+  timeoutMs: number,
+): MaybePromise<Observation> {
+  const answer =
+    operation.verb === "advance" && clock !== undefined
+      ? capture(() => clock.advance(operation.ms))
+      : perform(subject, operation);
   const after = (a: Answer) => {
     const observed = withViews(subject, operation, a);
     return isThenable(observed)
@@ -127,14 +152,15 @@ function observe(subject: Subject<unknown>, operation: Operation, timeoutMs: num
 /**
  * The driver of queues made in this process by `factory`; their methods may answer values or promises. With
  * `shutDown`, the queues must offer `shutDown()`: a check that sends it would otherwise fail for a reason that is
- * not the queue's answer.
+ * not the queue's answer. With `time`, each queue is made with a clock of its own (a {@link ClockModel}) that
+ * `advance` moves, and must offer `addAfter`.
  */
 export function inProcess<T>(
   factory: SubjectFactory<T>,
-  options: { readonly shutDown?: boolean; readonly timeoutMs?: number } = {},
+  options: { readonly shutDown?: boolean; readonly timeoutMs?: number; readonly time?: boolean } = {},
 ): Driver {
   const timeoutMs = options.timeoutMs ?? 5000;
-  const ready = (subject: Subject<T>): Observe => {
+  const ready = (subject: Subject<T>, clock: ClockModel | undefined): Observe => {
     const missing = verbs.find((verb) => typeof (subject as Partial<Subject<T>> | null)?.[verb] !== "function");
     if (missing !== undefined) {
       const what = typeof subject === "object" && subject !== null ? "a queue" : showValue(subject);
@@ -143,15 +169,24 @@ export function inProcess<T>(
     if (options.shutDown === true && typeof subject.shutDown !== "function") {
       throw new TypeError("Expected the factory's queues to offer `shutDown()`, as `options.shutDown` is true");
     }
-    return (operation) => observe(subject as Subject<unknown>, operation, timeoutMs);
+    if (clock !== undefined && typeof subject.addAfter !== "function") {
+      throw new ProtocolBreach(
+        "missing verb",
+        "the factory made a queue without an `addAfter` method, and time is checked",
+        "",
+      );
+    }
+    return (operation) => observe(subject as Subject<unknown>, clock, operation, timeoutMs);
   };
   return {
-    start(maxRetries) {
+    start(maxRetries, _plan, backoff) {
+      const clock = options.time === true ? new ClockModel() : undefined;
       const made = read(
         () => "the factory",
-        () => factory({ maxRetries }),
+        () => factory({ maxRetries, ...(clock ? { clock } : {}), ...(backoff ? { backoff } : {}) }),
       );
-      return isThenable(made) ? bounded(made, timeoutMs, "the factory").then(ready) : ready(made);
+      const go = (subject: Subject<T>) => ready(subject, clock);
+      return isThenable(made) ? bounded(made, timeoutMs, "the factory").then(go) : go(made);
     },
   };
 }

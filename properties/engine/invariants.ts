@@ -21,6 +21,8 @@ export interface Views {
   readonly failures?: number | undefined;
   /** [§12.2](../../docs/spec.md#§12-shutdown) */
   readonly shuttingDown?: boolean | undefined;
+  /** [§17.6](../../docs/spec.md#§17-delayed-adds) */
+  readonly waiting?: number | undefined;
 }
 
 /** Everything a check may look at. */
@@ -41,6 +43,10 @@ export interface StepFacts {
   readonly actualViews: Views;
   /** Whether error messages must match, or only error names. */
   readonly compareMessages: boolean;
+  /** The items that fell due during the step, in the order they were added ([§17.5](../../docs/spec.md#§17-delayed-adds)); empty but for `advance`. */
+  readonly fellDue: readonly (readonly [unknown, number])[];
+  /** The items given a second `addAfter` while they waited and not handed out since ([§17.3](../../docs/spec.md#§17-delayed-adds)). */
+  readonly reasked: ReadonlySet<unknown>;
 }
 
 /**
@@ -75,8 +81,8 @@ function itemOf(operation: Operation): string {
 }
 
 /** The views, compared in this order, that the implementation shows and that differ from the model's. */
-export function wrongViews(expected: Views, actual: Views): ("size" | "inFlight" | "shuttingDown")[] {
-  return (["size", "inFlight", "shuttingDown"] as const).filter(
+export function wrongViews(expected: Views, actual: Views): ("size" | "inFlight" | "shuttingDown" | "waiting")[] {
+  return (["size", "inFlight", "shuttingDown", "waiting"] as const).filter(
     (view) => actual[view] !== undefined && actual[view] !== expected[view],
   );
 }
@@ -90,6 +96,81 @@ export const invariants: readonly Invariant[] = [
       const wrong = wrongItem(f);
       if (wrong === undefined || !f.model.stateOf(wrong.item).startsWith("in flight")) return undefined;
       return `get() handed out ${showValue(wrong.item)}, which is still in flight`;
+    },
+  },
+  {
+    name: "nothing is handed out or queued before it is due",
+    rule: "§17.2, §17.5, §7.3",
+    check(f) {
+      const wrong = wrongItem(f);
+      const due = (item: unknown) => f.model.dueOf(item);
+      if (wrong !== undefined && due(wrong.item) !== undefined && f.model.stateOf(wrong.item) === "absent") {
+        return `get() handed out ${showValue(wrong.item)} at ${f.model.now}, but it waits until ${due(wrong.item)}`;
+      }
+      const { verb } = f.operation;
+      if (verb !== "addAfter" && verb !== "retry") return undefined;
+      const item = (f.operation as { item: unknown }).item;
+      const size = wrongSize(f);
+      if (size === undefined || size < (f.expectedViews.size as number) || due(item) === undefined) return undefined;
+      return `${showCall(f.operation)} queued ${showValue(item)} at ${f.model.now}, but it is due at ${due(item)}`;
+    },
+  },
+  {
+    name: "items that wait when the queue shuts down still fall due",
+    rule: "§17.7",
+    check(f) {
+      const { waiting } = f.actualViews;
+      if (f.operation.verb !== "shutDown" || waiting === undefined || waiting >= (f.expectedViews.waiting as number)) {
+        return undefined;
+      }
+      return `shutDown() left ${plural(waiting, "item")} waiting, but ${f.expectedViews.waiting} were asked for before it and must still fall due`;
+    },
+  },
+  {
+    name: "a waiting item is never also queued, and an add ends its wait",
+    rule: "§17.4, §10.6",
+    check(f) {
+      const { waiting } = f.actualViews;
+      if (waiting === undefined || waiting <= (f.expectedViews.waiting as number)) return undefined;
+      if (f.operation.verb !== "add" && f.operation.verb !== "addAfter" && f.operation.verb !== "retry") {
+        return undefined;
+      }
+      if (f.model.stateOf((f.operation as { item: unknown }).item) === "absent") return undefined;
+      const item = itemOf(f.operation);
+      return `after ${showCall(f.operation)}, ${item} is ${f.model.stateOf((f.operation as { item: unknown }).item)} and still counted waiting (waiting ${waiting}, expected ${f.expectedViews.waiting})`;
+    },
+  },
+  {
+    name: "of two due times asked for one item, the earlier wins",
+    rule: "§17.3",
+    check(f) {
+      const wrong = wrongItem(f);
+      if (wrong !== undefined && f.expected.kind === "value" && f.model.stateOf(wrong.item) === "queued") {
+        const twice = [f.expected.value, wrong.item].find((item) => f.reasked.has(item));
+        if (twice === undefined) return undefined;
+        return `get() handed out ${showValue(wrong.item)} before ${showValue(f.expected.value)}, but ${showValue(twice)} was asked for twice while it waited, and its earlier due time decides when it was queued`;
+      }
+      const size = wrongSize(f);
+      if (f.operation.verb !== "advance" || size === undefined || size >= (f.expectedViews.size as number)) {
+        return undefined;
+      }
+      const moved = f.fellDue.find(([item]) => f.reasked.has(item));
+      if (moved === undefined) return undefined;
+      return `${showValue(moved[0])} was asked for twice while it waited, the earlier due time being ${moved[1]}, but ${showCall(f.operation)} to ${f.model.now} did not add it`;
+    },
+  },
+  {
+    name: "an item falls due in the advance that passes its due time",
+    rule: "§17.5",
+    check(f) {
+      const size = wrongSize(f);
+      const { waiting } = f.actualViews;
+      if (f.operation.verb !== "advance" || f.fellDue.length === 0) return undefined;
+      const short = size !== undefined && size < (f.expectedViews.size as number);
+      const lingering = waiting !== undefined && waiting > (f.expectedViews.waiting as number);
+      if (!short && !lingering) return undefined;
+      const due = f.fellDue.map(([item, at]) => `${showValue(item)} at ${at}`).join(", ");
+      return `${showCall(f.operation)} moved the time to ${f.model.now}, past the due times of ${due}, but size is ${size ?? "?"} (expected ${f.expectedViews.size}) and waiting ${waiting ?? "?"} (expected ${f.expectedViews.waiting})`;
     },
   },
   {

@@ -4,22 +4,20 @@
  * gone). The failing plan itself is made of concrete calls, so removing calls from it has no such knock-on effect:
  * this removes chunks of calls, then single calls, as long as the plan still fails and the profile still allows it.
  */
-import { WorkQueueModel } from "../../model/index.js";
 import type { Plan, Profile } from "./commands.js";
 import type { Driver } from "./driver.js";
-import type { Operation } from "./operation.js";
-import { type VerifyOptions, type Violation, verifyStarted } from "./verify.js";
+import type { Backoff, Operation } from "./operation.js";
+import { perform } from "./subject.js";
+import { modelOf, type VerifyOptions, type Violation, verifyStarted } from "./verify.js";
 
 /** Whether `plan` is a sequence `profile` may make: in the contract profile, `done` and `retry` only of items held. */
-function allowed(plan: readonly Operation[], profile: Profile, maxRetries: number): boolean {
+function allowed(plan: readonly Operation[], profile: Profile, maxRetries: number, backoff?: Backoff): boolean {
   if (profile === "robust") return true;
-  const model = new WorkQueueModel<unknown>({ maxRetries });
+  const model = modelOf(maxRetries, backoff);
   return plan.every((operation) => {
     const held = operation.verb === "done" || operation.verb === "retry";
     if (held && !model.stateOf(operation.item).startsWith("in flight")) return false;
-    if (operation.verb === "get") model.get();
-    else if (operation.verb === "shutDown") model.shutDown();
-    else model[operation.verb](operation.item);
+    perform(model, operation);
     return true;
   });
 }
@@ -64,13 +62,14 @@ export async function minimize(
     for (let start = 0; start < best.steps.length && !stop(); ) {
       const plan: Plan = best.steps.map((step) => step.operation);
       plan.splice(start, size);
-      if (plan.length === 0 || !allowed(plan, profile, best.maxRetries)) {
+      if (plan.length === 0 || !allowed(plan, profile, best.maxRetries, best.backoff)) {
         start += size;
         continue;
       }
       runs++;
       commands += plan.length;
-      const shorter = await verifyStarted(driver.start(best.maxRetries, plan), best.maxRetries, plan, options);
+      const { maxRetries, backoff } = best;
+      const shorter = await verifyStarted(driver.start(maxRetries, plan, backoff), maxRetries, plan, options, backoff);
       if (shorter === undefined) start += size;
       else {
         best = shorter;
@@ -87,10 +86,11 @@ export async function minimize(
     const ceiling = Math.min(best.maxRetries, 7);
     for (let lowered = 0; lowered < ceiling && !stop(); lowered++) {
       const plan: Plan = best.steps.map((step) => step.operation);
-      if (!allowed(plan, profile, lowered)) continue;
+      if (!allowed(plan, profile, lowered, best.backoff)) continue;
       runs++;
       commands += plan.length;
-      const failing = await verifyStarted(driver.start(lowered, plan), lowered, plan, options);
+      const { backoff } = best;
+      const failing = await verifyStarted(driver.start(lowered, plan, backoff), lowered, plan, options, backoff);
       if (failing === undefined) continue;
       best = failing;
       removals++;

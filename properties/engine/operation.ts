@@ -42,11 +42,49 @@ export interface ShutDownOperation {
 }
 
 /**
- * One call of a verb ([docs/spec.md §4](../../docs/spec.md#§4)–[§8](../../docs/spec.md#§8), [§12.1](../../docs/spec.md#§12-shutdown)).
+ * A call of `addAfter` ([docs/spec.md §17](../../docs/spec.md#§17-delayed-adds)).
  *
  * @public
  */
-export type Operation = ItemOperation | GetOperation | ShutDownOperation;
+export interface AddAfterOperation {
+  /** The verb. */
+  readonly verb: "addAfter";
+  /** The argument: `unknown`, because the robust profile also sends values that are not items. */
+  readonly item: unknown;
+  /** The delay, in milliseconds: `unknown`, because the robust profile also sends delays that are not numbers. */
+  readonly delayMs: unknown;
+}
+
+/**
+ * Moving the queue's clock forward ([docs/spec.md §18.9](../../docs/spec.md#§18-backoff-and-rate-limiters)): not a verb of the queue, but of the clock the gate made it with.
+ *
+ * @public
+ */
+export interface AdvanceOperation {
+  /** The step. */
+  readonly verb: "advance";
+  /** How far, in milliseconds. */
+  readonly ms: number;
+}
+
+/**
+ * One call of a verb ([docs/spec.md §4](../../docs/spec.md#§4)–[§8](../../docs/spec.md#§8), [§12.1](../../docs/spec.md#§12-shutdown), [§17](../../docs/spec.md#§17-delayed-adds)), or a step of the clock.
+ *
+ * @public
+ */
+export type Operation = ItemOperation | GetOperation | ShutDownOperation | AddAfterOperation | AdvanceOperation;
+
+/**
+ * The exponential backoff ([docs/spec.md §18.2](../../docs/spec.md#§18-backoff-and-rate-limiters)) a run's queue is made with, when time is checked.
+ *
+ * @public
+ */
+export interface Backoff {
+  /** The delay after the first failure, in milliseconds. */
+  readonly baseMs: number;
+  /** The longest delay, in milliseconds. */
+  readonly maxMs: number;
+}
 
 /**
  * A call that returned: the value, `undefined` for the verbs that answer nothing.

@@ -29,8 +29,10 @@ export function answersNothing(verb: string, answer: Answer): boolean {
   return answer.kind === "value" && answer.value === undefined && verb !== "get";
 }
 
-/** Renders a call: `add("a")`, `get()`, `shutDown()`. */
+/** Renders a call: `add("a")`, `get()`, `shutDown()`, `addAfter("a", 5)`, and a step of the clock, `advance(5)`. */
 export function showCall(operation: Operation): string {
+  if (operation.verb === "addAfter") return `addAfter(${showValue(operation.item)}, ${showValue(operation.delayMs)})`;
+  if (operation.verb === "advance") return `advance(${showValue(operation.ms)})`;
   return "item" in operation ? `${operation.verb}(${showValue(operation.item)})` : `${operation.verb}()`;
 }
 

@@ -8,7 +8,7 @@
 import { OptionError } from "./errors.js";
 
 /** The format version: a token of another version is refused. */
-const version = 2;
+const version = 3;
 
 /** What a token says about the options of the check that made it. */
 export interface ReplayOptions {
@@ -18,6 +18,7 @@ export interface ReplayOptions {
   readonly shape: string;
   readonly items: string;
   readonly finiteMaxRetries: boolean;
+  readonly time: boolean;
 }
 
 /** A decoded token. */
@@ -42,9 +43,10 @@ const optionNames: Record<keyof ReplayOptions, string> = {
   shape: "shape",
   items: "items",
   finiteMaxRetries: "finiteMaxRetries",
+  time: "time",
 };
 
-/** Makes the token of `replay`: `wq2.` and base64url of its JSON, so it has no shell-special character and no leading `-`. */
+/** Makes the token of `replay`: `wq3.` and base64url of its JSON, so it has no shell-special character and no leading `-`. */
 export function encodeReplay(replay: Replay): string {
   const fields = [
     version,
@@ -54,6 +56,7 @@ export function encodeReplay(replay: Replay): string {
     replay.shape,
     replay.items,
     replay.finiteMaxRetries,
+    replay.time,
     replay.seed,
     replay.path,
     replay.replayPath,
@@ -83,9 +86,22 @@ export function decodeReplay(token: string): Replay {
   } catch {
     throw bad("it is damaged");
   }
-  if (!Array.isArray(fields) || fields.length !== 12 || fields[0] !== version) throw bad("it is damaged");
-  const [, profile, shutDown, maxCommands, shape, items, finiteMaxRetries, seed, path, replayPath, removals, minimal] =
-    fields;
+  if (!Array.isArray(fields) || fields.length !== 13 || fields[0] !== version) throw bad("it is damaged");
+  const [
+    ,
+    profile,
+    shutDown,
+    maxCommands,
+    shape,
+    items,
+    finiteMaxRetries,
+    time,
+    seed,
+    path,
+    replayPath,
+    removals,
+    minimal,
+  ] = fields;
   const valid =
     typeof profile === "string" &&
     typeof shutDown === "boolean" &&
@@ -93,6 +109,7 @@ export function decodeReplay(token: string): Replay {
     typeof shape === "string" &&
     typeof items === "string" &&
     typeof finiteMaxRetries === "boolean" &&
+    typeof time === "boolean" &&
     Number.isInteger(seed) &&
     typeof path === "string" &&
     /^\d+(:\d+)*$/.test(path) &&
@@ -100,7 +117,8 @@ export function decodeReplay(token: string): Replay {
     Number.isInteger(removals) &&
     typeof minimal === "boolean";
   if (!valid) throw bad("it is damaged");
-  return { profile, shutDown, maxCommands, shape, items, finiteMaxRetries, seed, path, replayPath, removals, minimal };
+  const options = { profile, shutDown, maxCommands, shape, items, finiteMaxRetries, time };
+  return { ...options, seed, path, replayPath, removals, minimal };
 }
 
 /**

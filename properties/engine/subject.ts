@@ -2,7 +2,7 @@
  * The implementation under test, as the properties see it: the five verbs and the views, each of which may answer
  * a plain value or a promise of one (a queue backed by a database is asynchronous).
  */
-import type { Answer, Operation } from "./operation.js";
+import type { Answer, Backoff, Operation } from "./operation.js";
 
 /**
  * A value, or a promise of it.
@@ -61,6 +61,35 @@ export interface Subject<T> {
   shutDown?(): MaybePromise<void>;
   /** [docs/spec.md §12.2](../../docs/spec.md#§12-shutdown): whether `shutDown` was called, as a property, a getter or a method. */
   readonly shuttingDown?: MaybePromise<boolean> | (() => MaybePromise<boolean>);
+  /**
+   * [docs/spec.md §17](../../docs/spec.md#§17-delayed-adds): process `item` once `delayMs` have passed on the queue's clock. Required when time is checked.
+   *
+   * @param item - The item the gate passes: in the robust profile, sometimes `undefined` or `null`, which must throw.
+   * @param delayMs - The delay the gate passes: in the robust profile, sometimes not a finite number, which must throw.
+   */
+  addAfter?(item: T, delayMs: number): MaybePromise<void>;
+  /** [docs/spec.md §17.6](../../docs/spec.md#§17-delayed-adds): the number of waiting items, as a property, a getter or a method. */
+  readonly waiting?: MaybePromise<number> | (() => MaybePromise<number>);
+}
+
+/**
+ * What the gate makes each fresh queue with.
+ *
+ * @public
+ */
+export interface SubjectOptions {
+  /** [docs/spec.md §3.1](../../docs/spec.md#§3-construction) */
+  readonly maxRetries: number;
+  /**
+   * When time is checked: the clock the queue must use ([docs/spec.md §18.8](../../docs/spec.md#§18-backoff-and-rate-limiters)), which the gate advances. Time starts at 0
+   * and moves only when the gate moves it; a queue that reads another clock fails the timed checks.
+   */
+  readonly clock?: { now(): number; schedule(atMs: number, callback: () => void): () => void } | undefined;
+  /**
+   * When time is checked, in some runs: the exponential backoff ([docs/spec.md §18.2](../../docs/spec.md#§18-backoff-and-rate-limiters)) `retry` must requeue with (§7.3),
+   * such as `exponentialBackoff(baseMs, maxMs)`; absent, `retry` requeues at once.
+   */
+  readonly backoff?: Backoff | undefined;
 }
 
 /**
@@ -68,7 +97,7 @@ export interface Subject<T> {
  *
  * @public
  */
-export type SubjectFactory<T> = (options: { readonly maxRetries: number }) => MaybePromise<Subject<T>>;
+export type SubjectFactory<T> = (options: SubjectOptions) => MaybePromise<Subject<T>>;
 
 /** True when `value` has a `then` method, so must be awaited. */
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -105,6 +134,8 @@ export function perform<T>(subject: Subject<T>, operation: Operation): MaybeProm
 function call<T>(subject: Subject<T>, operation: Operation): unknown {
   if (operation.verb === "get") return subject.get();
   if (operation.verb === "shutDown") return subject.shutDown?.();
+  if (operation.verb === "addAfter") return subject.addAfter?.(operation.item as T, operation.delayMs as number);
+  if (operation.verb === "advance") return (subject as { advance?(ms: number): void }).advance?.(operation.ms);
   return subject[operation.verb](operation.item as T);
 }
 
@@ -112,7 +143,7 @@ function call<T>(subject: Subject<T>, operation: Operation): unknown {
 type ViewValue<K> = K extends "shuttingDown" ? boolean : number;
 
 /** Reads a view of `subject`, whether a value, a getter or a method; `undefined` if absent. */
-export function readView<T, K extends "size" | "inFlight" | "shuttingDown">(
+export function readView<T, K extends "size" | "inFlight" | "shuttingDown" | "waiting">(
   subject: Subject<T>,
   name: K,
 ): MaybePromise<ViewValue<K>> | undefined {

@@ -34,7 +34,7 @@ export async function survey(
     for (let k = started.length; k <= last && k < inputs.length; k++) {
       const input = inputs[k] as Scenario;
       const plan = planOf(input);
-      const run = driver.start(input.maxRetries, plan);
+      const run = driver.start(input.maxRetries, plan, input.backoff);
       // A run started ahead may fail after the survey stopped; its error is the survey's only if it is awaited.
       if (isThenable(run)) Promise.resolve(run).catch(() => {});
       plans.push(plan);
@@ -44,7 +44,8 @@ export async function survey(
   for (const [k, input] of inputs.entries()) {
     startUpTo(k + (driver.lookahead ?? 0));
     const plan = plans[k] as Plan;
-    const violation = await verifyStarted(started[k] as MaybePromise<Observe>, input.maxRetries, plan, options);
+    const run = started[k] as MaybePromise<Observe>;
+    const violation = await verifyStarted(run, input.maxRetries, plan, options, input.backoff);
     onRun(plan);
     if (violation !== undefined) return { failing: k, violation };
   }

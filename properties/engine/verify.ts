@@ -1,12 +1,12 @@
 /**
  * Replays a plan against an implementation and the model side by side, and runs the named checks after every step.
  */
-import { type ItemState, WorkQueueModel } from "../../model/index.js";
+import { backoffModel, type ItemState, WorkQueueModel } from "../../model/index.js";
 import type { Plan } from "./commands.js";
 import { type Coverage, transitionOf } from "./coverage.js";
 import type { Observe } from "./driver.js";
 import { type Invariant, invariants, type Views } from "./invariants.js";
-import type { Answer, Operation } from "./operation.js";
+import type { Answer, Backoff, Operation } from "./operation.js";
 import { isThenable, type MaybePromise, perform } from "./subject.js";
 
 /**
@@ -35,6 +35,8 @@ export interface Violation {
   readonly detail: string;
   /** The `maxRetries` of the queue. */
   readonly maxRetries: number;
+  /** The backoff of the queue's `retry`, if it was made with one ([docs/spec.md §7.3](../../docs/spec.md#§7)). */
+  readonly backoff?: Backoff | undefined;
   /** The steps up to and including the failing one. */
   readonly steps: readonly Step[];
 }
@@ -47,6 +49,12 @@ export interface VerifyOptions {
   readonly coverage?: Coverage | undefined;
 }
 
+/** A model of a queue made with `maxRetries` and, if given, `backoff`. */
+export function modelOf(maxRetries: number, backoff: Backoff | undefined): WorkQueueModel<unknown> {
+  const rateLimiter = backoff === undefined ? undefined : backoffModel(backoff.baseMs, backoff.maxMs);
+  return new WorkQueueModel<unknown>({ maxRetries, rateLimiter });
+}
+
 /**
  * Runs `plan` on a fresh model and, through `observe`, on the implementation, checking every invariant after
  * every step. Resolves with the first violation, or `undefined` when the implementation kept them all.
@@ -56,9 +64,11 @@ export async function verify(
   maxRetries: number,
   observe: Observe,
   options: VerifyOptions,
+  backoff?: Backoff,
 ): Promise<Violation | undefined> {
-  const model = new WorkQueueModel<unknown>({ maxRetries });
+  const model = modelOf(maxRetries, backoff);
   const steps: Step[] = [];
+  const reasked = new Set<unknown>();
   for (const [index, operation] of plan.entries()) {
     const keyed = "item" in operation ? operation.item : undefined;
     const valid = !("item" in operation) || (keyed !== undefined && keyed !== null);
@@ -66,7 +76,12 @@ export async function verify(
     const before: ItemState | undefined =
       operation.verb === "done" && valid && keyed !== undefined ? model.stateOf(keyed) : undefined;
     options.coverage?.record(transitionOf(operation, model));
+    const waitedBefore = operation.verb === "advance" ? model.snapshot().waiting : [];
+    const dueBefore = operation.verb === "addAfter" && valid ? model.dueOf(keyed) : undefined;
     const expected = perform(model, operation) as Answer;
+    const fellDue = waitedBefore.filter(([item]) => model.dueOf(item) === undefined);
+    fellDue.sort((a, b) => a[1] - b[1]);
+    if (dueBefore !== undefined) reasked.add(keyed);
     const observed = observe(operation, index);
     const { answer: actual, views } = isThenable(observed) ? await observed : observed;
     const expectedViews: Views = {
@@ -78,12 +93,14 @@ export async function verify(
           ? model.failures(keyed)
           : undefined,
       shuttingDown: model.shuttingDown,
+      waiting: model.waiting,
     };
     const actualViews: Views = {
       size: views.size,
       inFlight: views.inFlight,
       failures: expectedViews.failures === undefined ? undefined : views.failures,
       shuttingDown: views.shuttingDown,
+      waiting: views.waiting,
     };
     const step = { operation, expected, actual, expectedViews, actualViews };
     steps.push(step);
@@ -92,11 +109,14 @@ export async function verify(
       before: keyed === undefined ? undefined : before,
       model,
       compareMessages: options.compareMessages,
+      fellDue,
+      reasked,
     };
     for (const invariant of invariants) {
       const detail = invariant.check(facts);
-      if (detail !== undefined) return { invariant, detail, maxRetries, steps };
+      if (detail !== undefined) return { invariant, detail, maxRetries, ...(backoff ? { backoff } : {}), steps };
     }
+    if (operation.verb === "get" && expected.kind === "value") reasked.delete(expected.value);
   }
   return undefined;
 }
@@ -107,7 +127,8 @@ export async function verifyStarted(
   maxRetries: number,
   plan: Plan,
   options: VerifyOptions,
+  backoff?: Backoff,
 ): Promise<Violation | undefined> {
   const observe = isThenable(started) ? await started : started;
-  return verify(plan, maxRetries, observe, options);
+  return verify(plan, maxRetries, observe, options, backoff);
 }

@@ -7,7 +7,7 @@
 import { ProtocolBreach } from "../engine/breach.js";
 import type { Driver, Observation, Observe } from "../engine/driver.js";
 import type { Views } from "../engine/invariants.js";
-import type { Answer, Operation } from "../engine/operation.js";
+import type { Answer, Backoff, Operation } from "../engine/operation.js";
 import type { Step } from "../engine/verify.js";
 import { describeErrors, type RequestOp, replyTo, validators } from "./schema.js";
 import { Session } from "./session.js";
@@ -35,6 +35,8 @@ type Request = { readonly op: RequestOp } & Record<string, unknown>;
 /** The request for an operation: the spec's verb, except `shutDown`, whose request is `shutdown`. */
 function requestFor(operation: Operation): Request {
   if (operation.verb === "shutDown") return { op: "shutdown" };
+  if (operation.verb === "addAfter") return { op: "addAfter", item: operation.item, delayMs: operation.delayMs };
+  if (operation.verb === "advance") return { op: "advance", ms: operation.ms };
   return "item" in operation ? { op: operation.verb, item: operation.item } : { op: operation.verb };
 }
 
@@ -52,14 +54,18 @@ function expectedReply(operation: Operation, answer: Answer): object {
  */
 export function protocolLines(counterexample: {
   readonly maxRetries: number;
+  readonly backoff?: Backoff | undefined;
   readonly steps: readonly Step[];
 }): string[] {
-  const lines = [`→ ${JSON.stringify({ op: "new", maxRetries: counterexample.maxRetries })}`, `← {"ok":true}`];
+  const lines = [`→ ${JSON.stringify(opening(counterexample.maxRetries, counterexample.backoff))}`, `← {"ok":true}`];
   for (const step of counterexample.steps) {
     lines.push(`→ ${JSON.stringify(requestFor(step.operation))}`);
     lines.push(`← ${JSON.stringify(expectedReply(step.operation, step.expected))}`);
     if (step.actualViews.size !== undefined) {
       lines.push(`→ {"op":"len"}`, `← ${JSON.stringify({ ok: true, len: step.expectedViews.size })}`);
+    }
+    if (step.actualViews.waiting !== undefined) {
+      lines.push(`→ {"op":"waiting"}`, `← ${JSON.stringify({ ok: true, waiting: step.expectedViews.waiting })}`);
     }
   }
   return lines;
@@ -75,7 +81,9 @@ export interface ProtocolDriver extends Driver {
   readonly name: string;
   /**
    * The features from the `hello` reply: `len` adds a `len` request after every call; `shutdown` adds `shutdown`
-   * calls to the sequences, and a `shuttingDown` request after the first call of a run and after every `shutdown`.
+   * calls to the sequences, and a `shuttingDown` request after the first call of a run and after every `shutdown`;
+   * `time` adds `addAfter` and `advance` calls, a `backoff` to some `new` requests, and a `waiting` request after
+   * every call.
    */
   readonly features: readonly string[];
   /** Ends the child process and reaps it. */
@@ -104,9 +112,14 @@ function answerOf(request: Request, reply: unknown, session: Session): Answer {
   return { kind: "value", value: schema === "retry" ? fields.requeued : undefined };
 }
 
+/** The `new` request of a run: `maxRetries`, and the backoff when the run has one. */
+function opening(maxRetries: number, backoff: Backoff | undefined): Request {
+  return backoff === undefined ? { op: "new", maxRetries } : { op: "new", maxRetries, backoff };
+}
+
 /** A view that a request reads, with the request. */
 interface ViewRequest {
-  readonly view: "size" | "shuttingDown";
+  readonly view: "size" | "shuttingDown" | "waiting";
   readonly request: Request;
 }
 
@@ -120,6 +133,7 @@ function viewOf(asked: ViewRequest, reply: unknown, session: Session): number | 
     const message = `announced the request ${JSON.stringify(asked.request)} but answered ${JSON.stringify(reply)}`;
     throw new ProtocolBreach("refused", message, session.stderrTail);
   }
+  if (asked.view === "waiting") return (reply as { waiting: number }).waiting;
   return asked.view === "size" ? (reply as { len: number }).len : (reply as { value: boolean }).value;
 }
 
@@ -198,6 +212,7 @@ function protocolDriver(
 ): ProtocolDriver {
   const withLen = features.includes("len");
   const withShutdown = features.includes("shutdown");
+  const withTime = features.includes("time");
   /**
    * The requests of one step, built once: the call, then the views read after it — the size after every call, the
    * flag after the first call and after every shutdown.
@@ -208,6 +223,7 @@ function protocolDriver(
       ...(withShutdown && (index === 0 || operation.verb === "shutDown")
         ? [{ view: "shuttingDown", request: { op: "shuttingDown" } } as const]
         : []),
+      ...(withTime ? [{ view: "waiting", request: { op: "waiting" } } as const] : []),
     ];
     const call = requestFor(operation);
     return { call, views, all: [call, ...views.map((asked) => asked.request)] };
@@ -224,18 +240,18 @@ function protocolDriver(
     // Pipelined, the next runs are written while one is verified; in lock step, one run at a time.
     lookahead: pipeline ? 32 : 0,
     close: () => session.close(),
-    async start(maxRetries, plan): Promise<Observe> {
-      const opening = { op: "new", maxRetries } as const;
+    async start(maxRetries, plan, backoff): Promise<Observe> {
+      const request = opening(maxRetries, backoff);
       if (!pipeline) {
-        opened(opening, (await session.send([opening]))[0], session);
+        opened(request, (await session.send([request]))[0], session);
         return async (operation, index) => {
           const step = stepOf(operation, index);
           return observation(step, await session.send(step.all));
         };
       }
       const steps = plan.map(stepOf);
-      const replies = await session.send([opening, ...steps.flatMap((step) => step.all)]);
-      opened(opening, replies[0], session);
+      const replies = await session.send([request, ...steps.flatMap((step) => step.all)]);
+      opened(request, replies[0], session);
       // Every reply is checked now, so that a malformed one is a breach even after a wrong answer earlier on.
       let next = 1;
       const observations = steps.map((step) => {

@@ -41,7 +41,8 @@ const item = { type: "string" } as const;
 export type JsonSchema = Readonly<Record<string, unknown>>;
 
 /**
- * The `op`s of protocol v1's requests; `len`, `shutdown` and `shuttingDown` belong to announced features.
+ * The `op`s of protocol v1's requests; `len`, `shutdown` and `shuttingDown`, and `addAfter`, `advance` and `waiting`
+ * (the `time` feature), belong to announced features.
  *
  * @public
  */
@@ -55,14 +56,17 @@ export type RequestOp =
   | "forget"
   | "len"
   | "shutdown"
-  | "shuttingDown";
+  | "shuttingDown"
+  | "addAfter"
+  | "advance"
+  | "waiting";
 
 /**
  * The kinds of reply of protocol v1.
  *
  * @public
  */
-export type ReplyKind = "hello" | "ack" | "get" | "retry" | "len" | "value" | "error";
+export type ReplyKind = "hello" | "ack" | "get" | "retry" | "len" | "value" | "waiting" | "error";
 
 /**
  * The schema of every request the gate sends, by `op`.
@@ -78,7 +82,18 @@ export type ReplyKind = "hello" | "ack" | "get" | "retry" | "len" | "value" | "e
  */
 export const requestSchemas: Readonly<Record<RequestOp, JsonSchema>> = {
   hello: request("hello"),
-  new: request("new", { maxRetries: { type: "integer", minimum: 0 } }),
+  new: {
+    ...request("new", { maxRetries: { type: "integer", minimum: 0 } }),
+    properties: {
+      op: { const: "new" },
+      maxRetries: { type: "integer", minimum: 0 },
+      backoff: {
+        type: "object",
+        properties: { baseMs: { type: "number", minimum: 0 }, maxMs: { type: "number", minimum: 0 } },
+        required: ["baseMs", "maxMs"],
+      },
+    },
+  },
   add: request("add", { item }),
   get: request("get"),
   done: request("done", { item }),
@@ -87,6 +102,9 @@ export const requestSchemas: Readonly<Record<RequestOp, JsonSchema>> = {
   len: request("len"),
   shutdown: request("shutdown"),
   shuttingDown: request("shuttingDown"),
+  addAfter: request("addAfter", { item, delayMs: { type: "number" } }),
+  advance: request("advance", { ms: { type: "number", minimum: 0 } }),
+  waiting: request("waiting"),
 };
 
 /**
@@ -108,6 +126,7 @@ export const replySchemas: Readonly<Record<ReplyKind, JsonSchema>> = {
   retry: reply("retry reply", { requeued: { type: "boolean" } }),
   len: reply("len reply", { len: { type: "integer", minimum: 0 } }),
   value: reply("shuttingDown reply", { value: { type: "boolean" } }),
+  waiting: reply("waiting reply", { waiting: { type: "integer", minimum: 0 } }),
   error: {
     $schema: dialect,
     title: "error reply: the request was not carried out",
@@ -129,6 +148,9 @@ export const replyTo: Readonly<Record<RequestOp, Exclude<ReplyKind, "error">>> =
   len: "len",
   shutdown: "ack",
   shuttingDown: "value",
+  addAfter: "ack",
+  advance: "ack",
+  waiting: "waiting",
 };
 
 /** The compiled validators of every reply and request schema. */

@@ -105,7 +105,7 @@ test("a replay token that is not one is an OptionError (a RangeError) that names
   await expect(checked).rejects.toBeInstanceOf(RangeError);
   await expect(checked).rejects.toThrow(
     new OptionError(
-      'Expected `replay` to be a token that a failed report printed (wq2.…), got `"nonsense"`: it is not a replay token',
+      'Expected `replay` to be a token that a failed report printed (wq3.…), got `"nonsense"`: it is not a replay token',
     ),
   );
 });
@@ -143,7 +143,7 @@ describe("replay tokens", () => {
 
   test("a token is one paste-safe word: no leading dash, nothing a shell would read", async () => {
     const token = (await failing()).counterexample?.replay ?? "";
-    expect(token).toMatch(/^wq2\.[A-Za-z0-9_-]+$/);
+    expect(token).toMatch(/^wq3\.[A-Za-z0-9_-]+$/);
   });
 
   test("a token carries the profile and shutDown: replayed without them it is refused, naming the option", async () => {

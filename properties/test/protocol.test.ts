@@ -88,7 +88,7 @@ describe("a wrong implementation over the protocol", () => {
     const { code, out } = await gate("--profile", "contract", "--runs", "300", "--", ...serve(name));
     expect(out).toContain(`does not conform: ${invariant}`);
     expect(out).toMatch(/\n +1\. /);
-    expect(out).toMatch(/replay: workqueue-conformance --profile contract --replay=wq2\.[\w-]+ -- node /);
+    expect(out).toMatch(/replay: workqueue-conformance --profile contract --replay=wq3\.[\w-]+ -- node /);
     expect(code).toBe(1);
   });
 

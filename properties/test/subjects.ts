@@ -2,8 +2,8 @@
  * Test subjects made from the reference queue: its five verbs and `size`, and nothing else, so that a test can
  * replace one member or leave one out and see what the gate makes of it.
  */
-import { WorkQueue } from "../../src/index.js";
-import type { Subject, SubjectFactory } from "../engine/subject.js";
+import { exponentialBackoff, WorkQueue } from "../../src/index.js";
+import type { Subject, SubjectFactory, SubjectOptions } from "../engine/subject.js";
 
 /**
  * A factory of reference queues seen only through `add`, `get`, `done`, `retry`, `forget` and `size` (no
@@ -29,3 +29,11 @@ export function verbsOf(
     return subject as Subject<unknown>;
   };
 }
+
+/** The reference queue on the gate's clock, with the run's backoff as client-go's exponential limiter. */
+export const timedReference = ({ maxRetries, clock, backoff }: SubjectOptions) =>
+  new WorkQueue<unknown>({
+    maxRetries,
+    clock,
+    rateLimiter: backoff === undefined ? undefined : exponentialBackoff(backoff.baseMs, backoff.maxMs),
+  });

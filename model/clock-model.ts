@@ -1,0 +1,106 @@
+/**
+ * The executable specification of the virtual clock ([docs/spec.md §18.9](../docs/spec.md#§18-backoff-and-rate-limiters)) and of client-go's exponential backoff
+ * ([§18.2](../docs/spec.md#§18-backoff-and-rate-limiters)), as naive as they can be: the gate makes the queues it checks on this clock, with this backoff.
+ */
+
+/** A timer armed on a {@link ClockModel}. */
+interface Timer {
+  readonly atMs: number;
+  readonly callback: () => void;
+  /** [§18.9](../docs/spec.md#§18-backoff-and-rate-limiters): timers due at the same time run in the order they were armed. */
+  readonly order: number;
+}
+
+/**
+ * A clock whose time moves only by {@link ClockModel.advance} ([§18.8](../docs/spec.md#§18-backoff-and-rate-limiters), [§18.9](../docs/spec.md#§18-backoff-and-rate-limiters)).
+ *
+ * @public
+ * @example
+ * ```ts
+ * import { ClockModel } from "workqueue-spec/model";
+ *
+ * const clock = new ClockModel();
+ * clock.schedule(10, () => console.log(clock.now())); // prints 10 during the advance
+ * clock.advance(15);
+ * clock.now(); // 15
+ * ```
+ */
+export class ClockModel {
+  /** [§18.9](../docs/spec.md#§18-backoff-and-rate-limiters): the time; it starts at 0. */
+  #now = 0;
+  /** [§18.9](../docs/spec.md#§18-backoff-and-rate-limiters): the armed timers. */
+  #timers: Timer[] = [];
+  /** How many timers were armed. */
+  #armed = 0;
+
+  /** [§18.8](../docs/spec.md#§18-backoff-and-rate-limiters): the time, in milliseconds. */
+  now(): number {
+    return this.#now;
+  }
+
+  /** [§18.9](../docs/spec.md#§18-backoff-and-rate-limiters): how many timers are armed. */
+  get pending(): number {
+    return this.#timers.length;
+  }
+
+  /**
+   * [§18.8](../docs/spec.md#§18-backoff-and-rate-limiters): arms a timer; the answer disarms it.
+   *
+   * @param atMs - When it runs ([§18.8](../docs/spec.md#§18-backoff-and-rate-limiters)).
+   * @param callback - What runs.
+   */
+  schedule(atMs: number, callback: () => void): () => void {
+    const timer = { atMs, callback, order: ++this.#armed };
+    this.#timers.push(timer);
+    return () => {
+      this.#timers = this.#timers.filter((t) => t !== timer);
+    };
+  }
+
+  /**
+   * [§18.9](../docs/spec.md#§18-backoff-and-rate-limiters): runs every timer due by `now + ms`, earliest first, each at its own time, then reads `now + ms`.
+   *
+   * @param ms - How far to move: a non-negative finite number.
+   */
+  advance(ms: number): void {
+    if (!(Number.isFinite(ms) && ms >= 0))
+      throw new RangeError(`Expected \`ms\` to be a non-negative finite number, got \`${ms}\``);
+    const end = this.#now + ms;
+    for (;;) {
+      const due = this.#timers.filter((t) => t.atMs <= end);
+      if (due.length === 0) break;
+      const first = due.reduce((a, b) => (b.atMs < a.atMs || (b.atMs === a.atMs && b.order < a.order) ? b : a));
+      this.#timers = this.#timers.filter((t) => t !== first);
+      this.#now = Math.max(this.#now, first.atMs);
+      first.callback();
+    }
+    this.#now = end;
+  }
+}
+
+/**
+ * [§18.2](../docs/spec.md#§18-backoff-and-rate-limiters): client-go's per-item exponential backoff, `min(maxMs, baseMs · 2^(failures − 1))`, by doubling.
+ *
+ * @param baseMs - The first delay.
+ * @param maxMs - The cap.
+ * @public
+ * @example
+ * ```ts
+ * import { backoffModel } from "workqueue-spec/model";
+ *
+ * const limiter = backoffModel(5, 100);
+ * [1, 2, 3, 10].map((n) => limiter.when("a", n, 0)); // [5, 10, 20, 100]
+ * ```
+ */
+export function backoffModel(
+  baseMs: number,
+  maxMs: number,
+): { when(item: unknown, failures: number, nowMs: number): number } {
+  return {
+    when(_item, failures) {
+      let delay = baseMs;
+      for (let n = 1; n < failures && delay < maxMs; n++) delay *= 2;
+      return Math.min(delay, maxMs);
+    },
+  };
+}

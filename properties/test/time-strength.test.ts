@@ -1,0 +1,42 @@
+/**
+ * The gate against wrong timed queues (properties/test/wrong/timed.ts): the correct one conforms, and each defect
+ * is rejected, blamed on the rule it breaks, with a short counterexample.
+ */
+import { expect, test } from "vitest";
+import { checkConformance } from "../engine/conformance.js";
+import { stringItems } from "../engine/universes.js";
+import { formatReport } from "../report/text.js";
+import { seed } from "./settings.js";
+import { type TimedDefect, TimedQueue } from "./wrong/timed.js";
+
+const options = { items: stringItems, shutDown: true, time: true, seed: seed ?? 20261203, runs: 2000 } as const;
+
+test("the plain timed queue that the wrong ones are made from conforms", async () => {
+  const report = await checkConformance((o) => new TimedQueue(o), { ...options, runs: 300 });
+  expect(
+    report.verdict,
+    formatReport(report, (token) => token),
+  ).toBe("conforms");
+});
+
+/** Each defect, the rules it may be blamed on, and the longest counterexample accepted. */
+const cases: [TimedDefect, string[], number][] = [
+  ["add keeps the wait", ["a waiting item is never also queued, and an add ends its wait"], 6],
+  ["latest due wins", ["of two due times asked for one item, the earlier wins"], 5],
+  ["backoff overflows", ["nothing is handed out or queued before it is due"], 80],
+  ["ties LIFO", ["items are handed out in the order they were queued"], 6],
+  ["shutdown drops waits", ["items that wait when the queue shuts down still fall due"], 3],
+  ["retry ignores backoff", ["nothing is handed out or queued before it is due"], 5],
+  ["late by one", ["an item falls due in the advance that passes its due time"], 4],
+];
+
+for (const [defect, rules, longest] of cases) {
+  test(`the gate rejects a timed queue whose defect is: ${defect}`, async () => {
+    const report = await checkConformance((o) => new TimedQueue(o, defect), { ...options, shrinkTimeMs: 600_000 });
+    const found = formatReport(report, (token) => `WORKQUEUE_REPLAY=${token}`);
+    console.log(`${defect}: ${report.counterexample?.steps.length} calls, ${report.counterexample?.invariant.name}`);
+    expect(report.verdict, found).toBe("does not conform");
+    expect(rules, found).toContain(report.counterexample?.invariant.name);
+    expect(report.counterexample?.steps.length, found).toBeLessThanOrEqual(longest);
+  });
+}

@@ -1,0 +1,114 @@
+/**
+ * The waiting items of a queue ([docs/spec.md §17](../docs/spec.md#§17-delayed-adds)): a binary min-heap ordered by (due time, request order),
+ * with a map from each item to its entry, so that a request, a cancel and taking the earliest all cost O(log n).
+ *
+ * @internal
+ */
+
+/** A waiting item. Invariant: `heap[index] === this` while it is in the heap. */
+interface Wait<T> {
+  readonly item: T;
+  due: number;
+  /** When the due time was set: ties of `due` go to the lower `order` ([§17.5](../docs/spec.md#§17-delayed-adds)). */
+  order: number;
+  index: number;
+}
+
+/** True when `a` falls due before `b`. */
+function before<T>(a: Wait<T>, b: Wait<T>): boolean {
+  return a.due < b.due || (a.due === b.due && a.order < b.order);
+}
+
+/** The waiting items, earliest first. */
+export class Delays<T> {
+  /** The heap. Invariant: no entry falls due before its parent (`before(heap[i], heap[(i - 1) >> 1])` never holds). */
+  readonly #heap: Wait<T>[] = [];
+  /** Each waiting item's entry. Invariant: holds exactly the entries of `#heap`. */
+  readonly #waits = new Map<T, Wait<T>>();
+  /** How many due times were set; it only grows. */
+  #requests = 0;
+
+  /** How many items wait. */
+  get size(): number {
+    return this.#heap.length;
+  }
+
+  /** The earliest due time, or `undefined` when nothing waits. */
+  get nextDue(): number | undefined {
+    return this.#heap[0]?.due;
+  }
+
+  /**
+   * Makes `item` wait until `due`, or, if it waits already, until the earlier of its due time and `due`
+   * ([§17.2](../docs/spec.md#§17-delayed-adds), [§17.3](../docs/spec.md#§17-delayed-adds)).
+   */
+  request(item: T, due: number): void {
+    const wait = this.#waits.get(item);
+    if (wait === undefined) {
+      const added: Wait<T> = { item, due, order: ++this.#requests, index: this.#heap.length };
+      this.#heap.push(added);
+      this.#waits.set(item, added);
+      this.#up(added);
+    } else if (due < wait.due) {
+      wait.due = due;
+      wait.order = ++this.#requests;
+      this.#up(wait);
+    }
+  }
+
+  /** Ends the wait of `item`, if it waits ([§17.4](../docs/spec.md#§17-delayed-adds)). */
+  cancel(item: T): void {
+    const wait = this.#waits.get(item);
+    if (wait !== undefined) this.#remove(wait);
+  }
+
+  /** Removes and answers the earliest waiting item if it is due at `now`, else `undefined` ([§17.5](../docs/spec.md#§17-delayed-adds)). */
+  takeDue(now: number): T | undefined {
+    const first = this.#heap[0];
+    if (first === undefined || first.due > now) return undefined;
+    this.#remove(first);
+    return first.item;
+  }
+
+  /** Takes `wait` out of the heap and the map. */
+  #remove(wait: Wait<T>): void {
+    this.#waits.delete(wait.item);
+    const last = this.#heap.pop() as Wait<T>;
+    if (last === wait) return;
+    this.#place(last, wait.index);
+    this.#up(last);
+    this.#down(last);
+  }
+
+  /** Puts `wait` at `index`. */
+  #place(wait: Wait<T>, index: number): void {
+    this.#heap[index] = wait;
+    wait.index = index;
+  }
+
+  /** Moves `wait` towards the root while it falls due before its parent. */
+  #up(wait: Wait<T>): void {
+    while (wait.index > 0) {
+      const parent = this.#heap[(wait.index - 1) >> 1] as Wait<T>;
+      if (!before(wait, parent)) return;
+      const index = wait.index;
+      this.#place(parent, index);
+      this.#place(wait, (index - 1) >> 1);
+    }
+  }
+
+  /** Moves `wait` towards the leaves while a child falls due before it. */
+  #down(wait: Wait<T>): void {
+    for (;;) {
+      const left = 2 * wait.index + 1;
+      const right = left + 1;
+      let child = this.#heap[left];
+      const other = this.#heap[right];
+      if (other !== undefined && child !== undefined && before(other, child)) child = other;
+      if (child === undefined || !before(child, wait)) return;
+      const index = wait.index;
+      this.#place(child, index);
+      this.#place(wait, child === other ? right : left);
+    }
+  }
+}
