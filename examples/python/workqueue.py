@@ -7,11 +7,16 @@ Standard library only. Run the gate against it:
 
 The queue follows docs/spec.md: `add` collapses repeated adds, an item in flight is only marked dirty and `done`
 requeues it, `retry` gives up when the failure count reaches `max_retries`, `forget` clears the count, and after
-`shut_down` no new work is accepted while the work already asked for can still be handed out.
+`shut_down` no new work is accepted while the work already asked for can still be handed out. With time
+(docs/spec.md §17, the protocol's "time" feature), `add_after` makes an item wait on the queue's clock, an `add`
+ends the wait, the earlier of two due times wins, items due together are added in the order they were asked for,
+waiting items still fall due after `shut_down`, and `retry` may back off exponentially (client-go's formula).
 """
 
 from collections import deque
+import heapq
 import json
+import math
 import os
 import sys
 
@@ -21,16 +26,59 @@ QUEUED, IN_FLIGHT, DIRTY = "queued", "in flight", "in flight + dirty"
 class WorkQueue:
     """One dict of item states (an absent item has no entry) and a deque of queued items: O(1) per call."""
 
-    def __init__(self, max_retries):
+    def __init__(self, max_retries, clock=None, backoff=None):
         self.max_retries = max_retries
         self._state = {}  # invariant: an item is QUEUED exactly when it is in _queue
         self._queue = deque()  # queued items, oldest first, no duplicates
         self._failures = {}  # only positive counts
         self.shutting_down = False
+        self._clock = clock  # an object with a `now` attribute in ms (FakeClock); None: no time
+        self._backoff = backoff  # (base_ms, max_ms) or None
+        self._due = {}  # waiting item -> (due, order); invariant: a waiting item is absent or IN_FLIGHT
+        self._heap = []  # (due, order, item), with stale entries skipped when popped
+        self._order = 0
+
+    @property
+    def waiting(self):
+        return len(self._due)
 
     def add(self, item):
         if self.shutting_down:  # §12.3: no new work
             return
+        self._due.pop(item, None)  # §17.4: an add ends the wait
+        self._enter(item)
+
+    def add_after(self, item, delay_ms):
+        if delay_ms <= 0:  # §17.1
+            self.add(item)
+            return
+        if self.shutting_down:  # §17.7
+            return
+        self._wait(item, delay_ms)
+
+    def _wait(self, item, delay_ms):
+        if self._state.get(item) in (QUEUED, DIRTY):  # §17.2: a processing is already due
+            return
+        due = self._clock.now + delay_ms
+        if item in self._due and self._due[item][0] <= due:  # §17.3: the earlier wins
+            return
+        self._order += 1
+        self._due[item] = (due, self._order)
+        heapq.heappush(self._heap, (due, self._order, item))
+
+    def advance(self, ms):
+        """Moves the clock by `ms`, adding every item due on the way at its due time, in (due, order) order."""
+        end = self._clock.now + ms
+        while self._heap and self._heap[0][0] <= end:
+            due, order, item = heapq.heappop(self._heap)
+            if self._due.get(item) != (due, order):  # stale: re-delayed or its wait ended
+                continue
+            del self._due[item]
+            self._clock.now = due
+            self._enter(item)  # §17.5, while shutting down too (§17.7)
+        self._clock.now = end
+
+    def _enter(self, item):
         state = self._state.get(item)
         if state is None:
             self._state[item] = QUEUED
@@ -58,7 +106,17 @@ class WorkQueue:
         self._failures[item] = failures
         if failures >= self.max_retries or self.shutting_down:  # §7.2, §12.4
             return False
-        self.add(item)
+        delay = 0
+        if self._backoff is not None:  # §7.3, §18.2: min(max, base * 2^(failures - 1)), without overflow
+            base, cap = self._backoff
+            delay, n = base, 1
+            while n < failures and delay < cap:
+                delay, n = delay * 2, n + 1
+            delay = min(delay, cap)
+        if delay > 0:
+            self._wait(item, delay)
+        else:
+            self.add(item)
         return True
 
     def forget(self, item):
@@ -75,7 +133,18 @@ class WorkQueue:
 ACK = '{"ok":true}'
 REQUEUED = {True: '{"ok":true,"requeued":true}', False: '{"ok":true,"requeued":false}'}
 NOTHING = '{"ok":true,"item":null}'
-HELLO = json.dumps({"ok": True, "name": "python-workqueue", "features": ["len", "shutdown"]})
+HELLO = json.dumps({"ok": True, "name": "python-workqueue", "features": ["len", "shutdown", "time"]})
+
+
+class FakeClock:
+    """A clock that moves only when the gate says so (the "time" feature): it starts at 0 with each queue."""
+
+    def __init__(self):
+        self.now = 0
+
+
+def is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 SHUTTING_DOWN = {True: '{"ok":true,"value":true}', False: '{"ok":true,"value":false}'}
 
 
@@ -86,7 +155,18 @@ def answer(request, queue):
     if op == "hello":
         return HELLO, queue
     if op == "new" and isinstance(request.get("maxRetries"), int) and request["maxRetries"] >= 0:
-        return ACK, WorkQueue(request["maxRetries"])
+        backoff = request.get("backoff")
+        if isinstance(backoff, dict) and is_number(backoff.get("baseMs")) and is_number(backoff.get("maxMs")):
+            return ACK, WorkQueue(request["maxRetries"], FakeClock(), (backoff["baseMs"], backoff["maxMs"]))
+        return ACK, WorkQueue(request["maxRetries"], FakeClock())
+    if queue is not None and op == "addAfter" and isinstance(item, str) and is_number(request.get("delayMs")):
+        queue.add_after(item, request["delayMs"])
+        return ACK, queue
+    if queue is not None and op == "advance" and is_number(request.get("ms")) and request["ms"] >= 0:
+        queue.advance(request["ms"])
+        return ACK, queue
+    if queue is not None and op == "waiting":
+        return '{"ok":true,"waiting":' + str(queue.waiting) + "}", queue
     if queue is not None and op in ("add", "done", "forget") and isinstance(item, str):
         getattr(queue, op)(item)
         return ACK, queue

@@ -39,6 +39,8 @@ options:
   --lockstep                 send one request at a time instead of a whole run at once
   --shutdown                 with --module: the queues offer shutDown, check it too (over the protocol, the
                              implementation's "shutdown" feature decides)
+  --time                     with --module: the queues have addAfter and take clock and backoff options: check
+                             time too (over the protocol, the "time" feature decides)
   --json                     print the outcome as JSON instead of text
   --junit FILE               also write the outcome as JUnit XML to FILE
   --version                  print the version of workqueue-spec
@@ -66,6 +68,7 @@ function parseGate(argv: readonly string[]) {
       timeout: { type: "string" },
       lockstep: { type: "boolean" },
       shutdown: { type: "boolean" },
+      time: { type: "boolean" },
       json: { type: "boolean" },
       junit: { type: "string" },
       module: { type: "string" },
@@ -89,6 +92,7 @@ function parseGate(argv: readonly string[]) {
     junit: values.junit,
     pipeline: !(values.lockstep ?? false),
     shutDown: values.shutdown ?? false,
+    time: values.time ?? false,
     timeoutMs: positive("timeout", values.timeout) ?? 5000,
     check: { ...check, profile: check.profile ?? ("robust" as Profile) },
   };
@@ -126,11 +130,11 @@ async function open(options: Options): Promise<{
     const factory = await loadFactory(options.module).catch((error: Error) =>
       Promise.reject(new StartError(error.message)),
     );
-    const driver = inProcess(factory, { shutDown: options.shutDown, timeoutMs: options.timeoutMs });
+    const driver = inProcess(factory, { shutDown: options.shutDown, timeoutMs: options.timeoutMs, time: options.time });
     return {
       driver,
       described: `${options.module}, in process`,
-      check: { shutDown: options.shutDown, items: anyItems },
+      check: { shutDown: options.shutDown, time: options.time, items: anyItems },
       protocol: false,
     };
   }
@@ -143,6 +147,7 @@ async function open(options: Options): Promise<{
     items: { ...stringItems, name: "protocol v1 strings", invalid: [] },
     finiteMaxRetries: true,
     shutDown: driver.features.includes("shutdown"),
+    time: driver.features.includes("time"),
   };
   return {
     driver,
@@ -261,6 +266,7 @@ function replayCommand(options: Options, token: string): string {
   const words = ["workqueue-conformance", "--profile", options.check.profile];
   if (options.check.maxCommands !== undefined) words.push("--max-commands", String(options.check.maxCommands));
   if (options.module !== undefined && options.shutDown) words.push("--shutdown");
+  if (options.module !== undefined && options.time) words.push("--time");
   if (!options.pipeline) words.push("--lockstep");
   if (options.timeoutMs !== 5000) words.push("--timeout", String(options.timeoutMs));
   words.push(`--replay=${token}`);
