@@ -5,6 +5,7 @@
  */
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
+import { fallDue, redelay, waitingDepths } from "./delays.js";
 import { inProcessGate, protocolGate, rejections, type Throughput } from "./gate.js";
 import {
   burst,
@@ -58,6 +59,11 @@ async function measureAll() {
     progress(`bare-Map cycle floor at ${n}`);
     cycleFloors[n] = await cycleFloor(n);
   }
+  const delays: Record<number, { redelay: Timing; fallDue: Timing }> = {};
+  for (const n of waitingDepths) {
+    progress(`delays: ${n} waiting`);
+    delays[n] = { redelay: await redelay(n), fallDue: await fallDue(n) };
+  }
   progress("gate: in process");
   const inProcess = await inProcessGate(300);
   // Pipelined and lock step alternate three times and each keeps its median: a round trip's cost on a shared
@@ -77,7 +83,8 @@ async function measureAll() {
   progress("gate: rejecting the wrong queues");
   const rejected = await rejections();
   progress("");
-  return { cycles, bursts, retries, memory, floor, cycleFloors, gate: { inProcess, pipelined, lockstep, rejected } };
+  const gate = { inProcess, pipelined, lockstep, rejected };
+  return { cycles, bursts, retries, memory, floor, cycleFloors, delays, gate };
 }
 
 type Results = Awaited<ReturnType<typeof measureAll>>;
@@ -201,6 +208,11 @@ if (values.json) {
         ...names.map((name) => bytes(results.memory[name]?.[n])),
       ]),
       ["N", ...names],
+    ),
+    table(
+      "delayed adds, N items waiting on the virtual clock: addAfter + the add that ends its wait (+ get, done); one item falling due and queued",
+      waitingDepths.map((n) => [n.toLocaleString("en-US"), ns(results.delays[n]?.redelay), ns(results.delays[n]?.fallDue)]),
+      ["N waiting", "addAfter → add → get → done", "falls due, per item"],
     ),
     table(
       "gate: commands checked per second",

@@ -17,7 +17,7 @@ const readme = readFileSync(join(root, "README.md"), "utf8");
 /** The README's TypeScript blocks, each with the heading of its section. */
 const blocks: { section: string; code: string }[] = [];
 let section = "";
-for (const [, heading, code] of readme.matchAll(/^## (.*)$|^```ts\n([\s\S]*?)^```$/gm)) {
+for (const [, heading, code] of readme.matchAll(/^###? (.*)$|^```ts\n([\s\S]*?)^```$/gm)) {
   if (heading !== undefined) section = heading;
   if (code !== undefined) blocks.push({ section, code });
 }
@@ -63,6 +63,7 @@ test("the README has its TypeScript blocks: the API, the controller and the conf
   expect(blocks.map((block) => block.section)).toEqual([
     "The API at a glance",
     "A controller",
+    "Testing it on the virtual clock",
     "Checking your own queue",
   ]);
 });
@@ -78,9 +79,9 @@ test("the controller runs until SIGTERM, reconciles every key, retries the faili
   const block = blocks.find((b) => b.section === "A controller");
   const run = start([write("controller.mjs", block?.code ?? "")]);
   const lines = () => [...run.out, ...run.err].join("").split("\n").filter(Boolean);
-  // It keeps running (the resync interval keeps the process up) until it has printed its four lines.
+  // It keeps running (the resync interval keeps the process up) until it has printed its five lines.
   await new Promise<void>((resolve, reject) => {
-    const check = () => (lines().length >= 4 ? resolve() : undefined);
+    const check = () => (lines().length >= 5 ? resolve() : undefined);
     run.child.stdout?.on("data", check);
     run.child.stderr?.on("data", check);
     run.exit.then((code) => reject(new Error(`exited with ${code} before SIGTERM: ${lines().join(" | ")}`)));
@@ -91,14 +92,16 @@ test("the controller runs until SIGTERM, reconciles every key, retries the faili
     "reconciled default/web",
     "reconciled default/web",
     "reconciled default/db",
+    "reconciled default/cache",
     "stopped",
   ]);
   expect(run.err.join("")).toBe("default/db failed: Error: database not ready\n");
 });
 
-test("the conformance block passes when vitest runs it, one test per profile", async () => {
+test("the conformance block and the virtual-clock block pass when vitest runs them", async () => {
   const block = blocks.find((b) => b.section === "Checking your own queue");
   write("conformance.test.mjs", block?.code ?? "");
+  write("virtual-clock.test.mjs", blocks.find((b) => b.section === "Testing it on the virtual clock")?.code ?? "");
   const vitest = join(project, "node_modules", "vitest", "vitest.mjs");
   const run = start([vitest, "run", "--root", project, "--reporter", "verbose"]);
   const code = await run.exit;
@@ -106,4 +109,5 @@ test("the conformance block passes when vitest runs it, one test per profile", a
   expect(code, `${out}\n${run.err.join("")}`).toBe(0);
   expect(out).toContain("the queue conforms to workqueue-spec (contract profile)");
   expect(out).toContain("the queue conforms to workqueue-spec (robust profile)");
+  expect(out).toContain("✓ virtual-clock.test.mjs > a failed key comes back after its backoff, and not before");
 });
