@@ -211,7 +211,11 @@ if (values.json) {
     ),
     table(
       "delayed adds, N items waiting on the virtual clock: addAfter + the add that ends its wait (+ get, done); one item falling due and queued",
-      waitingDepths.map((n) => [n.toLocaleString("en-US"), ns(results.delays[n]?.redelay), ns(results.delays[n]?.fallDue)]),
+      waitingDepths.map((n) => [
+        n.toLocaleString("en-US"),
+        ns(results.delays[n]?.redelay),
+        ns(results.delays[n]?.fallDue),
+      ]),
       ["N waiting", "addAfter → add → get → done", "falls due, per item"],
     ),
     table(

@@ -3,6 +3,8 @@
  * ([§18.2](../docs/spec.md#§18-backoff-and-rate-limiters)), as naive as they can be: the gate makes the queues it checks on this clock, with this backoff.
  */
 
+import type { ModelRateLimiter } from "./work-queue-model.js";
+
 /** A timer armed on a {@link ClockModel}. */
 interface Timer {
   readonly atMs: number;
@@ -92,10 +94,7 @@ export class ClockModel {
  * [1, 2, 3, 10].map((n) => limiter.when("a", n, 0)); // [5, 10, 20, 100]
  * ```
  */
-export function backoffModel(
-  baseMs: number,
-  maxMs: number,
-): { when(item: unknown, failures: number, nowMs: number): number } {
+export function backoffModel(baseMs: number, maxMs: number): ModelRateLimiter<unknown> {
   return {
     when(_item, failures) {
       let delay = baseMs;

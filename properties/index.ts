@@ -24,7 +24,10 @@ export type { Driver, Observation, Observe } from "./engine/driver.js";
 export { OptionError } from "./engine/errors.js";
 export type { Invariant, Views } from "./engine/invariants.js";
 export type {
+  AddAfterOperation,
+  AdvanceOperation,
   Answer,
+  Backoff,
   ErrorAnswer,
   GetOperation,
   ItemOperation,
@@ -33,7 +36,7 @@ export type {
   ShutDownOperation,
   ValueAnswer,
 } from "./engine/operation.js";
-export type { MaybePromise, Subject, SubjectFactory } from "./engine/subject.js";
+export type { MaybePromise, Subject, SubjectClock, SubjectFactory, SubjectOptions } from "./engine/subject.js";
 export { anyItems, type ItemUniverse, stringItems } from "./engine/universes.js";
 export type { Step } from "./engine/verify.js";
 export { type ConnectOptions, connect, type ProtocolDriver } from "./protocol/driver.js";

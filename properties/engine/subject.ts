@@ -73,6 +73,23 @@ export interface Subject<T> {
 }
 
 /**
+ * The clock the gate hands a queue when it checks time ([docs/spec.md §18.8](../../docs/spec.md#§18-backoff-and-rate-limiters)): the same shape as `Clock` of `workqueue-spec`.
+ *
+ * @public
+ */
+export interface SubjectClock {
+  /** The time in milliseconds: 0 when the queue is made, moved only by the gate. */
+  now(): number;
+  /**
+   * Runs `callback` once when the gate's time reaches `atMs`, unless the answered function is called first.
+   *
+   * @param atMs - When to run it.
+   * @param callback - What to run.
+   */
+  schedule(atMs: number, callback: () => void): () => void;
+}
+
+/**
  * What the gate makes each fresh queue with.
  *
  * @public
@@ -84,7 +101,7 @@ export interface SubjectOptions {
    * When time is checked: the clock the queue must use ([docs/spec.md §18.8](../../docs/spec.md#§18-backoff-and-rate-limiters)), which the gate advances. Time starts at 0
    * and moves only when the gate moves it; a queue that reads another clock fails the timed checks.
    */
-  readonly clock?: { now(): number; schedule(atMs: number, callback: () => void): () => void } | undefined;
+  readonly clock?: SubjectClock | undefined;
   /**
    * When time is checked, in some runs: the exponential backoff ([docs/spec.md §18.2](../../docs/spec.md#§18-backoff-and-rate-limiters)) `retry` must requeue with (§7.3),
    * such as `exponentialBackoff(baseMs, maxMs)`; absent, `retry` requeues at once.
