@@ -1,6 +1,6 @@
 /**
  * The reference queue with time against the model: `addAfter`, moves of the clock and backoff on `retry`
- * (docs/spec.md §17, §7.3), in both profiles, every invariant checked after every step (time-coverage.test.ts shows
+ * (docs/spec.md §17, §7.3), in both profiles, every invariant checked after every step (coverage.test.ts shows
  * that the sequences reach every timed transition).
  */
 import { expect, test } from "vitest";

@@ -1,8 +1,9 @@
 /**
- * The timed sequences reach every reachable timed transition (docs/spec.md §17): a check of the gate's generator,
- * not of the queue, so mutation testing leaves it out (it would run for every mutant of the queue).
+ * The sequences reach every reachable transition, untimed and timed (docs/spec.md §4–§12, §17): a check of the
+ * gate's generator, not of the queue, so mutation testing leaves it out (it would run for every mutant).
  */
 import { expect, test } from "vitest";
+import { WorkQueue } from "../../src/index.js";
 import type { Profile } from "../engine/commands.js";
 import { checkConformance } from "../engine/conformance.js";
 import { Coverage } from "../engine/coverage.js";
@@ -10,7 +11,15 @@ import { anyItems } from "../engine/universes.js";
 import { seed } from "./settings.js";
 import { timedReference } from "./subjects.js";
 
+const reference = (options: { maxRetries: number }) => new WorkQueue<unknown>(options);
+
 for (const profile of ["contract", "robust"] satisfies Profile[]) {
+  test(`${profile} profile: the sequences exercise every reachable transition`, async () => {
+    const coverage = new Coverage();
+    await checkConformance(reference, { profile, seed, items: anyItems, shutDown: true, runs: 1000, coverage });
+    expect(coverage.missed(profile, { shutDown: true })).toEqual([]);
+  });
+
   const options = { profile, items: anyItems, shutDown: true, time: true };
 
   // On one fixed seed unless WORKQUEUE_SEED says otherwise: the rarest timed transitions (a verb on a waiting item
