@@ -68,15 +68,19 @@ export class ClockModel {
     if (!(Number.isFinite(ms) && ms >= 0))
       throw new RangeError(`Expected \`ms\` to be a non-negative finite number, got \`${ms}\``);
     const end = this.#now + ms;
-    for (;;) {
-      const due = this.#timers.filter((t) => t.atMs <= end);
-      if (due.length === 0) break;
-      const first = due.reduce((a, b) => (b.atMs < a.atMs || (b.atMs === a.atMs && b.order < a.order) ? b : a));
-      this.#timers = this.#timers.filter((t) => t !== first);
+    // The timer is taken in the loop's head: every turn removes one, so the loop ends once none is due.
+    for (let first = this.#takeDue(end); first !== undefined; first = this.#takeDue(end)) {
       this.#now = Math.max(this.#now, first.atMs);
       first.callback();
     }
     this.#now = end;
+  }
+
+  /** Removes and answers the earliest timer due by `end`, the first armed among equals, if any. */
+  #takeDue(end: number): Timer | undefined {
+    const [first] = this.#timers.filter((t) => t.atMs <= end).sort((a, b) => a.atMs - b.atMs || a.order - b.order);
+    this.#timers = this.#timers.filter((t) => t !== first);
+    return first;
   }
 }
 

@@ -134,10 +134,9 @@ export class WaitingModel<T> {
    */
   advance(ms: number): void {
     const end = this.queue.now + ms;
-    for (;;) {
-      const next = Math.min(...this.queue.snapshot().waiting.map(([, due]) => due));
-      if (!(next <= end)) break;
-      this.queue.advance(next - this.queue.now);
+    const dues = new Set(this.queue.snapshot().waiting.map(([, due]) => due));
+    for (const due of [...dues].filter((at) => at <= end).sort((a, b) => a - b)) {
+      this.queue.advance(due - this.queue.now);
       this.#serve();
       this.#endIfNoMoreWork();
     }

@@ -221,13 +221,12 @@ export class WorkQueueModel<T> {
   advance(ms: number): void {
     if (!(Number.isFinite(ms) && ms >= 0)) throw new RangeError(message("ms", "a non-negative finite number", ms));
     const end = this.#now + ms;
-    for (;;) {
-      const due = this.#waiting.filter((w) => w.due <= end);
-      if (due.length === 0) break;
-      const first = due.reduce((a, b) => (b.due < a.due || (b.due === a.due && b.order < a.order) ? b : a));
-      this.#now = first.due;
-      this.#waiting = this.#waiting.filter((w) => w !== first);
-      this.#enter(first.item); // §17.5, while shutting down too (§17.7)
+    // What falls due is known before anything does: falling due adds, and an add never makes an item wait.
+    const due = this.#waiting.filter((w) => w.due <= end).sort((a, b) => a.due - b.due || a.order - b.order);
+    for (const wait of due) {
+      this.#now = wait.due;
+      this.#waiting = this.#waiting.filter((w) => w !== wait);
+      this.#enter(wait.item); // §17.5, while shutting down too (§17.7)
     }
     this.#now = end;
   }

@@ -62,12 +62,20 @@ export class Delays<T> {
     if (wait !== undefined) this.#remove(wait);
   }
 
-  /** Removes and answers the earliest waiting item if it is due at `now`, else `undefined` ([§17.5](../docs/spec.md#§17-delayed-adds)). */
-  takeDue(now: number): T | undefined {
-    const first = this.#heap[0];
-    if (first === undefined || first.due > now) return undefined;
-    this.#remove(first);
-    return first.item;
+  /** Removes and answers every waiting item due at `now`, earliest first, ties in request order ([§17.5](../docs/spec.md#§17-delayed-adds)). */
+  takeDue(now: number): T[] {
+    const due: T[] = [];
+    // The removal is in the loop's head: every turn removes the earliest, so the loop ends.
+    for (let first = this.#heap[0]; first !== undefined && first.due <= now; first = this.#removeFirst()) {
+      due.push(first.item);
+    }
+    return due;
+  }
+
+  /** Removes the earliest waiting item and answers the next. */
+  #removeFirst(): Wait<T> | undefined {
+    this.#remove(this.#heap[0] as Wait<T>);
+    return this.#heap[0];
   }
 
   /** Takes `wait` out of the heap and the map. */
@@ -86,29 +94,25 @@ export class Delays<T> {
     wait.index = index;
   }
 
-  /** Moves `wait` towards the root while it falls due before its parent. */
+  /** Moves `wait` towards the root while it falls due before its parent (recursion depth: log n). */
   #up(wait: Wait<T>): void {
-    while (wait.index > 0) {
-      const parent = this.#heap[(wait.index - 1) >> 1] as Wait<T>;
-      if (!before(wait, parent)) return;
-      const index = wait.index;
-      this.#place(parent, index);
-      this.#place(wait, (index - 1) >> 1);
-    }
+    const index = wait.index;
+    const parent = this.#heap[(index - 1) >> 1];
+    if (index === 0 || !before(wait, parent as Wait<T>)) return;
+    this.#place(parent as Wait<T>, index);
+    this.#place(wait, (index - 1) >> 1);
+    this.#up(wait);
   }
 
-  /** Moves `wait` towards the leaves while a child falls due before it. */
+  /** Moves `wait` towards the leaves while a child falls due before it (recursion depth: log n). */
   #down(wait: Wait<T>): void {
-    for (;;) {
-      const left = 2 * wait.index + 1;
-      const right = left + 1;
-      let child = this.#heap[left];
-      const other = this.#heap[right];
-      if (other !== undefined && child !== undefined && before(other, child)) child = other;
-      if (child === undefined || !before(child, wait)) return;
-      const index = wait.index;
-      this.#place(child, index);
-      this.#place(wait, child === other ? right : left);
-    }
+    const index = wait.index;
+    const left = this.#heap[2 * index + 1];
+    const right = this.#heap[2 * index + 2];
+    const child = right !== undefined && before(right, left as Wait<T>) ? right : left;
+    if (child === undefined || !before(child, wait)) return;
+    this.#place(wait, child.index);
+    this.#place(child, index);
+    this.#down(wait);
   }
 }

@@ -244,10 +244,7 @@ export class WorkQueue<T> {
    */
   #fallDue(): void {
     this.#timer = undefined;
-    const now = this.#clock.now();
-    for (let item = this.#delays.takeDue(now); item !== undefined; item = this.#delays.takeDue(now)) {
-      this.#enter(item);
-    }
+    for (const item of this.#delays.takeDue(this.#clock.now())) this.#enter(item);
     this.#arm();
     // §14.4: no more work to come. A drain cannot end here: what fell due is queued or in flight now.
     if (this.#shuttingDown && this.#delays.size === 0 && this.#queue.length === 0) this.#takers.resolveAll(undefined);
