@@ -34,6 +34,8 @@ export class ClockModel {
   #timers: Timer[] = [];
   /** How many timers were armed. */
   #armed = 0;
+  /** [§18.9](../docs/spec.md#§18-backoff-and-rate-limiters): during an advance, how many timers were armed for a time that had come, at the latest such instant. */
+  #overdue: { readonly at: number; readonly count: number } | undefined;
 
   /** [§18.8](../docs/spec.md#§18-backoff-and-rate-limiters): the time, in milliseconds. */
   now(): number {
@@ -52,6 +54,18 @@ export class ClockModel {
    * @param callback - What runs.
    */
   schedule(atMs: number, callback: () => void): () => void {
+    if (this.#overdue !== undefined && atMs <= this.#now) {
+      // §18.9: the count of this instant, which starts again when time moves
+      this.#overdue =
+        this.#overdue.at === this.#now
+          ? { at: this.#now, count: this.#overdue.count + 1 }
+          : { at: this.#now, count: 1 };
+      if (this.#overdue.count > 10_000) {
+        throw new Error(
+          `Expected the timers armed during advance() to fall due later, but more than 10,000 were armed for ${this.#now} ms or earlier at ${this.#now} ms: a timer that re-arms itself for a time that has come would keep advance() from ending`,
+        );
+      }
+    }
     const timer = { atMs, callback, order: ++this.#armed };
     this.#timers.push(timer);
     return () => {
@@ -68,10 +82,15 @@ export class ClockModel {
     if (!(Number.isFinite(ms) && ms >= 0))
       throw new RangeError(`Expected \`ms\` to be a non-negative finite number, got \`${ms}\``);
     const end = this.#now + ms;
-    // The timer is taken in the loop's head: every turn removes one, so the loop ends once none is due.
-    for (let first = this.#takeDue(end); first !== undefined; first = this.#takeDue(end)) {
-      this.#now = Math.max(this.#now, first.atMs);
-      first.callback();
+    this.#overdue = { at: Number.NaN, count: 0 };
+    try {
+      // The timer is taken in the loop's head: every turn removes one, so the loop ends once none is due.
+      for (let first = this.#takeDue(end); first !== undefined; first = this.#takeDue(end)) {
+        this.#now = Math.max(this.#now, first.atMs);
+        first.callback();
+      }
+    } finally {
+      this.#overdue = undefined;
     }
     this.#now = end;
   }

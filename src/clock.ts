@@ -54,6 +54,19 @@ export const realClock: Clock = {
   },
 };
 
+/**
+ * How many timers callbacks may arm, during one `advance`, for a time that has come, at one instant: past it, a
+ * callback is re-arming itself and `advance` would never end ([docs/spec.md §18.9](../docs/spec.md#§18-backoff-and-rate-limiters)).
+ */
+const maxOverdue = 10_000;
+
+/** The error of a callback that re-arms itself for a time that has come, again and again ([docs/spec.md §18.9](../docs/spec.md#§18-backoff-and-rate-limiters)). */
+function livelock(nowMs: number): Error {
+  return new Error(
+    `Expected the timers armed during advance() to fall due later, but more than ${maxOverdue.toLocaleString("en-US")} were armed for ${nowMs} ms or earlier at ${nowMs} ms: a timer that re-arms itself for a time that has come would keep advance() from ending`,
+  );
+}
+
 /** A timer armed on a {@link VirtualClock}. */
 interface VirtualTimer {
   readonly atMs: number;
@@ -77,6 +90,10 @@ export class VirtualClock {
   #now: number;
   /** The armed timers, in the order they were armed. Invariant: none has run or been cancelled. */
   #timers: VirtualTimer[] = [];
+  /** Whether `advance` is running its timers. */
+  #advancing = false;
+  /** The instant of the timers armed for a time that had come, during this advance, and how many there were. */
+  #overdue = { at: Number.NaN, count: 0 };
 
   /**
    * A clock that reads `startMs` until it is advanced.
@@ -102,6 +119,10 @@ export class VirtualClock {
    * @param callback - What to run.
    */
   schedule(atMs: number, callback: () => void): () => void {
+    if (this.#advancing && atMs <= this.#now) {
+      if (this.#overdue.at !== this.#now) this.#overdue = { at: this.#now, count: 0 };
+      if (++this.#overdue.count > maxOverdue) throw livelock(this.#now);
+    }
     const timer = { atMs, callback };
     this.#timers.push(timer);
     return () => {
@@ -121,14 +142,22 @@ export class VirtualClock {
    *
    * @param ms - How far to move the time, in milliseconds: a non-negative number.
    * @throws RangeError when `ms` is not a non-negative finite number; time does not move.
+   * @throws Error when callbacks arm more than 10,000 timers for a time that has come at one instant, which only a
+   * timer re-arming itself does; time then stops at that instant. An error a callback throws also stops it there.
    */
   advance(ms: number): void {
     if (!(Number.isFinite(ms) && ms >= 0)) throw new RangeError(expected("ms", "a non-negative finite number", ms));
     const end = this.#now + ms;
-    // The removal is in the loop's head, not its body: every turn removes a timer, so the loop always ends.
-    for (let next = this.#takeDue(end); next !== undefined; next = this.#takeDue(end)) {
-      this.#now = Math.max(this.#now, next.atMs); // a timer armed in the past runs now: time never goes backwards
-      next.callback();
+    this.#advancing = true;
+    this.#overdue = { at: Number.NaN, count: 0 };
+    try {
+      // The removal is in the loop's head, not its body: every turn removes a timer, so the loop always ends.
+      for (let next = this.#takeDue(end); next !== undefined; next = this.#takeDue(end)) {
+        this.#now = Math.max(this.#now, next.atMs); // a timer armed in the past runs now: time never goes backwards
+        next.callback();
+      }
+    } finally {
+      this.#advancing = false;
     }
     this.#now = end;
   }

@@ -4,6 +4,7 @@
  */
 import * as fc from "fast-check";
 import { describe, expect, test, vi } from "vitest";
+import { ClockModel } from "../../model/index.js";
 import { realClock, VirtualClock } from "../../src/index.js";
 
 const seed = process.env.WORKQUEUE_SEED === undefined ? undefined : Number(process.env.WORKQUEUE_SEED);
@@ -133,6 +134,63 @@ describe("the real clock", () => {
       expect(ran).toEqual(["past", "due"]);
     } finally {
       vi.useRealTimers();
+    }
+  });
+});
+
+describe("a timer that re-arms itself for a time that has come", () => {
+  /** Arms a timer at 5 that re-arms itself for the current time `times` more times. */
+  const rearming = (clock: { now(): number; schedule(at: number, run: () => void): () => void }, times: number) => {
+    let left = times;
+    const run = () => {
+      if (left-- > 0) clock.schedule(clock.now(), run);
+    };
+    clock.schedule(5, run);
+  };
+
+  test("10,000 re-arms at one instant run; the next throws, and time stops there, on both clocks", () => {
+    for (const make of [() => new VirtualClock(), () => new ClockModel()]) {
+      const fine = make();
+      rearming(fine, 10_000);
+      fine.advance(10);
+      expect([fine.now(), fine.pending]).toEqual([10, 0]);
+      const stuck = make();
+      rearming(stuck, 1_000_000);
+      expect(() => stuck.advance(10)).toThrow(
+        new Error(
+          "Expected the timers armed during advance() to fall due later, but more than 10,000 were armed for 5 ms or earlier at 5 ms: a timer that re-arms itself for a time that has come would keep advance() from ending",
+        ),
+      );
+      expect(stuck.now()).toBe(5);
+      const later = make();
+      later.schedule(1, () => {});
+      later.advance(1);
+      later.schedule(0, () => {}); // armed in the past, but not during an advance
+      later.advance(0);
+      expect(later.pending).toBe(0);
+    }
+  });
+
+  test("the count starts again at each instant and each advance", () => {
+    for (const make of [() => new VirtualClock(), () => new ClockModel()]) {
+      const clock = make();
+      let left = 15_000;
+      const run = () => {
+        if (left-- > 0) clock.schedule(left === 7_000 ? clock.now() + 1 : clock.now(), run);
+      };
+      clock.schedule(1, run);
+      clock.advance(5); // 8,000 at 1 ms, 7,000 at 2 ms
+      expect(left).toBe(-1);
+      const again = make();
+      let rounds = 0;
+      const rearm = () => {
+        if (rounds++ % 9_000 !== 8_999) again.schedule(again.now(), rearm);
+      };
+      again.schedule(0, rearm);
+      again.advance(0); // 9,000
+      again.schedule(0, rearm);
+      again.advance(0); // 9,000 more, in another advance
+      expect(rounds).toBe(18_000);
     }
   });
 });

@@ -28,6 +28,11 @@ const cases: [TimedDefect, string[], number][] = [
   ["shutdown drops waits", ["items that wait when the queue shuts down still fall due"], 3],
   ["retry ignores backoff", ["nothing is handed out or queued before it is due"], 5],
   ["late by one", ["an item falls due in the advance that passes its due time"], 4],
+  [
+    "re-arms forever",
+    ["an item falls due in the advance that passes its due time", "every answer equals the model's"],
+    3,
+  ],
 ];
 
 for (const [defect, rules, longest] of cases) {

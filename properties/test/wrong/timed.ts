@@ -15,7 +15,9 @@ import type { SubjectOptions } from "../../engine/subject.js";
  * - `retry ignores backoff`: `retry` requeues at once;
  * - `backoff overflows`: the exponential backoff is computed with a 32-bit shift, which wraps to a negative delay
  *   after 32 failures, so the item comes back at once;
- * - `late by one`: an item falls due only once the time is past its due time.
+ * - `late by one`: an item falls due only once the time is past its due time;
+ * - `re-arms forever`: the timer takes only items due before now, and re-arms for the earliest due time, which has
+ *   come: it runs again at once, for ever.
  */
 export type TimedDefect =
   | "add keeps the wait"
@@ -24,7 +26,8 @@ export type TimedDefect =
   | "shutdown drops waits"
   | "retry ignores backoff"
   | "backoff overflows"
-  | "late by one";
+  | "late by one"
+  | "re-arms forever";
 
 type State = "queued" | "in flight" | "in flight + dirty";
 
@@ -178,7 +181,7 @@ export class TimedQueue {
 
   #fire(): void {
     const now = this.#clock.now();
-    const late = this.#defect === "late by one";
+    const late = this.#defect === "late by one" || this.#defect === "re-arms forever";
     const due = this.#waits.filter((w) => (late ? w.due < now : w.due <= now));
     due.sort((a, b) => a.due - b.due || (this.#defect === "ties LIFO" ? b.order - a.order : a.order - b.order));
     this.#waits = this.#waits.filter((w) => !due.includes(w));
