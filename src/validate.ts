@@ -87,13 +87,7 @@ export function assertDelay(delayMs: unknown): asserts delayMs is number {
 }
 
 /** Throws a `TypeError` unless `value` is an object whose `methods` are functions, and whose `optional` ones are functions or absent ([docs/spec.md §3.3](../docs/spec.md#§3-construction)). */
-export function assertShape(
-  name: string,
-  value: unknown,
-  what: string,
-  methods: string[],
-  optional: string[] = [],
-): void {
+export function assertShape(name: string, value: unknown, what: string, methods: string[], optional: string[]): void {
   const record = value as Record<string, unknown> | null;
   const valid =
     typeof value === "object" &&

@@ -14,6 +14,7 @@ import { perform } from "../engine/subject.js";
 import { stringItems } from "../engine/universes.js";
 import { modelOf } from "../engine/verify.js";
 import { params } from "./settings.js";
+import { flush, track } from "./turns.js";
 
 const timed = (options: { maxRetries?: number; rateLimiter?: RateLimiter<string> } = {}) => {
   const clock = new VirtualClock();
@@ -220,16 +221,38 @@ describe("bad options and delays", () => {
 });
 
 describe("shutdown with items waiting (§17.7)", () => {
-  test("a take waits for an item that waits, and gets it when it falls due", async () => {
+  test("a take waits for an item that waits, and gets it when it falls due; a second take keeps waiting for the next", async () => {
     const { clock, queue } = timed();
     queue.addAfter("a", 5);
+    queue.addAfter("b", 8);
     queue.shutDown();
-    const take = queue.take();
-    queue.addAfter("b", 1); // while shutting down: changes nothing
-    expect(queue.waiting).toBe(1);
+    const first = track(queue.take());
+    const second = track(queue.take());
+    queue.addAfter("c", 1); // while shutting down: changes nothing
+    await flush();
+    expect([first.state, second.state, queue.waiting]).toEqual(["pending", "pending", 2]);
     clock.advance(5);
-    await expect(take).resolves.toBe("a");
-    await expect(queue.take()).resolves.toBeUndefined();
+    await flush();
+    expect([first.state, first.value, second.state]).toEqual(["resolved", "a", "pending"]);
+    clock.advance(3);
+    await flush();
+    expect([second.state, second.value]).toEqual(["resolved", "b"]);
+    const last = track(queue.take());
+    await flush();
+    expect([last.state, last.value]).toEqual(["resolved", undefined]);
+  });
+
+  test("before a shutdown, an item falling due goes to the oldest take, and the others keep waiting", async () => {
+    const { clock, queue } = timed();
+    const first = track(queue.take());
+    const second = track(queue.take());
+    queue.addAfter("a", 2);
+    clock.advance(2);
+    await flush();
+    expect([first.state, first.value, second.state]).toEqual(["resolved", "a", "pending"]);
+    queue.shutDown();
+    await flush();
+    expect([second.state, second.value]).toEqual(["resolved", undefined]);
   });
 
   test("takes resolve with nothing once the last waiting item falls due as a dirty mark", async () => {
@@ -239,53 +262,123 @@ describe("shutdown with items waiting (§17.7)", () => {
     queue.addAfter("a", 5);
     queue.addAfter("b", 2);
     queue.shutDown();
-    const first = queue.take();
-    const second = queue.take();
+    const first = track(queue.take());
+    const second = track(queue.take());
     clock.advance(2);
-    await expect(first).resolves.toBe("b");
+    await flush();
+    expect([first.state, first.value, second.state]).toEqual(["resolved", "b", "pending"]);
     clock.advance(3);
-    await expect(second).resolves.toBeUndefined();
+    await flush();
+    expect([second.state, second.value]).toEqual(["resolved", undefined]);
     queue.done("a"); // the dirty mark requeues it
     expect(queue.get()).toBe("a");
   });
 
-  test("a drain waits for waiting items, and resolves in the done after they fell due", async () => {
+  test("a drain waits for waiting items, also past the done of the last item in flight, and resolves in the done after they fell due", async () => {
     const { clock, queue } = timed();
-    queue.addAfter("a", 5);
-    let drained = false;
-    const drain = queue.shutDownWithDrain().then(() => {
-      drained = true;
-    });
-    clock.advance(5);
-    await Promise.resolve();
-    expect(drained).toBe(false);
-    expect(queue.get()).toBe("a");
-    queue.done("a");
-    await drain;
-    expect(drained).toBe(true);
-    const { clock: idle, queue: empty } = timed();
-    empty.add("b");
-    empty.get();
-    empty.addAfter("b", 3);
-    const late = empty.shutDownWithDrain();
-    empty.done("b"); // still waiting: not drained
-    idle.advance(3); // falls due, queued
-    expect(empty.get()).toBe("b");
-    empty.done("b");
-    await late;
-  });
-
-  test("a drain of a shut-down queue whose last waiting item falls due with nothing in flight resolves then", async () => {
-    const { clock, queue } = timed();
-    queue.add("a");
+    queue.add("b");
     queue.get();
     queue.addAfter("a", 5);
-    const drain = queue.shutDownWithDrain();
-    queue.done("a");
-    clock.advance(5); // queued again: not yet drained
+    const drain = track(queue.shutDownWithDrain());
+    queue.done("b"); // nothing queued or in flight, but "a" waits
+    await flush();
+    expect(drain.state).toBe("pending");
+    clock.advance(5);
+    await flush();
+    expect(drain.state).toBe("pending");
     expect(queue.get()).toBe("a");
     queue.done("a");
-    await drain;
+    await flush();
+    expect(drain.state).toBe("resolved");
+  });
+
+  test("a drain asked for while nothing is queued or in flight waits for the waiting items", async () => {
+    const { clock, queue } = timed();
+    queue.addAfter("a", 1);
+    const drain = track(queue.shutDownWithDrain());
+    await flush();
+    expect(drain.state).toBe("pending");
+    clock.advance(1);
+    queue.done(queue.get() as string);
+    await flush();
+    expect(drain.state).toBe("resolved");
+  });
+});
+
+describe("the model's time, case by case", () => {
+  test("advance checks its argument, naming it, and time does not move", () => {
+    const model = new WorkQueueModel<string>({ maxRetries: 1 });
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => model.advance(bad)).toThrow(
+        new RangeError(`Expected \`ms\` to be a non-negative finite number, got \`${bad}\` (number)`),
+      );
+    }
+    expect(model.now).toBe(0);
+    const clock = new ClockModel();
+    expect(() => clock.advance(-1)).toThrow(
+      new RangeError("Expected `ms` to be a non-negative finite number, got `-1`"),
+    );
+  });
+
+  test("dueOf and the snapshot show each waiting item's due time, in the order the due times were set", () => {
+    const model = new WorkQueueModel<string>({ maxRetries: 1 });
+    model.advance(10);
+    model.addAfter("a", 5);
+    model.addAfter("b", 3);
+    model.addAfter("a", 1); // earlier: set again, now last
+    model.addAfter("b", 9); // later: kept
+    expect([model.dueOf("a"), model.dueOf("b"), model.dueOf("c")]).toEqual([11, 13, undefined]);
+    expect(model.snapshot().waiting).toEqual([
+      ["b", 13],
+      ["a", 11],
+    ]);
+  });
+
+  test("forget calls the limiter's forget, and a limiter must be an object with a when method", () => {
+    const forgotten: string[] = [];
+    const model = new WorkQueueModel<string>({
+      maxRetries: 3,
+      rateLimiter: { when: () => 1, forget: (item) => forgotten.push(item) },
+    });
+    model.forget("a");
+    expect(forgotten).toEqual(["a"]);
+    const when = Object.assign(() => 0, { when: () => 0 });
+    expect(() => new WorkQueueModel({ maxRetries: 1, rateLimiter: when })).toThrow(TypeError);
+    const clock = Object.assign(() => 0, { now: () => 0, schedule: () => () => {} });
+    expect(() => new WorkQueue({ maxRetries: 1, clock })).toThrow(TypeError);
+    expect(() => new WorkQueue({ maxRetries: 1, rateLimiter: when })).toThrow(TypeError);
+  });
+
+  test("the waiting model moves time in steps: what is due by the end falls due, the rest waits, from any start", () => {
+    const model = new WaitingModel<string>({ maxRetries: 1 });
+    model.advance(10);
+    model.addAfter("a", 2);
+    model.addAfter("b", 5);
+    const take = model.take();
+    model.advance(3);
+    expect([take.state, take.item, model.queue.now, model.queue.waiting]).toEqual(["resolved", "a", 13, 1]);
+    const next = model.take();
+    model.advance(1);
+    expect([next.state, model.queue.now]).toEqual(["waiting", 14]);
+    model.advance(1);
+    expect([next.state, next.item]).toEqual(["resolved", "b"]);
+  });
+
+  test("the clock model runs timers armed for the same time in the order they were armed, each once", () => {
+    const clock = new ClockModel();
+    const ran: string[] = [];
+    const once = (name: string) => {
+      let runs = 0;
+      return () => {
+        if (++runs > 1) throw new Error(`${name} ran twice`);
+        ran.push(name);
+      };
+    };
+    clock.schedule(2, once("first"));
+    clock.schedule(2, once("second"));
+    clock.schedule(1, once("earliest"));
+    clock.advance(3);
+    expect(ran).toEqual(["earliest", "first", "second"]);
   });
 });
 
