@@ -5,5 +5,6 @@
  * @packageDocumentation
  * @module workqueue-spec/model
  */
+export { MetricsModel, type MetricsModelReading } from "./metrics-model.js";
 export { type Take, WaitingModel } from "./waiting-model.js";
 export { type ItemState, type ModelSnapshot, WorkQueueModel } from "./work-queue-model.js";
