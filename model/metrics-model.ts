@@ -24,9 +24,19 @@ export interface MetricsModelReading {
   /** [§19.7](../docs/spec.md#§19-metrics) */
   readonly retries: number;
   /** [§19.3](../docs/spec.md#§19-metrics): the count and the sum of the observations. */
-  readonly queueDuration: { readonly count: number; readonly sumMs: number };
+  readonly queueDuration: {
+    /** How many observations. */
+    readonly count: number;
+    /** Their sum in milliseconds, added in the order they were made. */
+    readonly sumMs: number;
+  };
   /** [§19.4](../docs/spec.md#§19-metrics): the count and the sum of the observations. */
-  readonly workDuration: { readonly count: number; readonly sumMs: number };
+  readonly workDuration: {
+    /** How many observations. */
+    readonly count: number;
+    /** Their sum in milliseconds, added in the order they were made. */
+    readonly sumMs: number;
+  };
   /** [§19.5](../docs/spec.md#§19-metrics) */
   readonly unfinishedWorkMs: number;
   /** [§19.6](../docs/spec.md#§19-metrics) */
