@@ -58,7 +58,7 @@ function same<T>(a: T | undefined, b: T): boolean {
   return [a].includes(b);
 }
 
-/** Whether an event after the `i`-th of `events` is about the same item. */
+/** Whether a transition after the `i`-th of `events` is of the same item. */
 function laterFor<T>(events: readonly MetricsEvent<T>[], i: number): boolean {
   return events.slice(i + 1).some((e) => same(e.item, events[i]?.item as T));
 }
@@ -149,19 +149,19 @@ export class MetricsModel<T> {
    * @param item - Any value.
    */
   stateOf(item: T): "absent" | "queued" | "in flight" {
-    const last = this.#log.filter((e) => e.item !== undefined && same(e.item, item)).at(-1);
+    const last = this.#log.filter((e) => same(e.item, item)).at(-1);
     if (last?.kind === "queued") return "queued";
     return last?.kind === "handedOut" ? "in flight" : "absent";
   }
 
   /** [§19.3](../docs/spec.md#§19-metrics): one observation per hand-out, since the last time the item was queued. */
   queueDurations(): number[] {
-    return this.#since("handedOut", "queued");
+    return this.#since("handedOut");
   }
 
   /** [§19.4](../docs/spec.md#§19-metrics): one observation per `finished`, since the last time the item was handed out. */
   workDurations(): number[] {
-    return this.#since("finished", "handedOut");
+    return this.#since("finished");
   }
 
   /**
@@ -173,9 +173,8 @@ export class MetricsModel<T> {
     this.#checkTime(nowMs);
     this.#log.push({ kind: "read", atMs: nowMs });
     const items = [...new Set(this.#log.map((e) => e.item))].filter((item) => item !== undefined) as T[];
-    // §19.5, §19.6: the items in flight, in the order they were handed out: the last hand-out of each.
-    const handOuts = this.#log.filter((e) => e.kind === "handedOut");
-    const flying = handOuts.filter((e, i) => this.stateOf(e.item as T) === "in flight" && !laterFor(handOuts, i));
+    // §19.5, §19.6: the last transition of each item in flight is its hand-out; in the order of the log.
+    const flying = this.#log.filter((e, i) => this.stateOf(e.item as T) === "in flight" && !laterFor(this.#log, i));
     const ages = flying.map((e) => nowMs - (e.atMs as number));
     return {
       depth: items.filter((item) => this.stateOf(item) === "queued").length, // §19.1
@@ -188,12 +187,15 @@ export class MetricsModel<T> {
     };
   }
 
-  /** For each `end` event, its time minus that of the latest `start` event of the same item before it. */
-  #since(end: MetricsEvent<T>["kind"], start: MetricsEvent<T>["kind"]): number[] {
+  /**
+   * For each `end` transition, its time minus that of the item's transition before it: the `queued` before a
+   * `handedOut`, the `handedOut` before a `finished` (the only transitions that can come before them).
+   */
+  #since(end: "handedOut" | "finished"): number[] {
     return this.#log.flatMap((e, i) => {
       if (e.kind !== end) return [];
-      const starts = this.#log.slice(0, i).filter((s) => s.kind === start && same(s.item, e.item as T));
-      return [(e.atMs as number) - (starts.at(-1)?.atMs as number)];
+      const before = this.#log.slice(0, i).filter((s) => same(s.item, e.item as T));
+      return [(e.atMs as number) - (before.at(-1)?.atMs as number)];
     });
   }
 

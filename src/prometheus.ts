@@ -1,19 +1,21 @@
 /**
  * A Prometheus exporter for the work queue's metrics ([docs/spec.md §19.11](../docs/spec.md#§19-metrics)), through `prom-client`, under client-go's
  * metric names with a `name` label. `prom-client` is an optional peer dependency: install it beside
- * `workqueue-spec` to use this entry (`npm install prom-client`); importing it without `prom-client` throws an error
- * that says so.
+ * `workqueue-spec` to use this entry (`npm install prom-client`). This module imports only its types;
+ * {@link prometheusMetrics} loads it, and without it throws an error that names the install command.
  *
  * @packageDocumentation
  * @module workqueue-spec/prometheus
  */
 import { createRequire } from "node:module";
+import type * as PromClient from "prom-client";
 import type { Counter, Histogram, Registry } from "prom-client";
 import type { MetricsSink, WorkQueueMetrics } from "./metrics.js";
 import { requirePromClient } from "./prometheus-peer.js";
 import { expected } from "./validate.js";
 
-const client = requirePromClient(createRequire(import.meta.url));
+/** Loads the user's `prom-client`; Node.js caches it, so a second call only looks it up. */
+const require = createRequire(import.meta.url);
 
 /**
  * Options for {@link prometheusMetrics}.
@@ -50,19 +52,15 @@ interface Family {
 /** The family of each registry: a registry holds one metric of each name, so every queue shares them by label. */
 const families = new WeakMap<Registry, Family>();
 
-/**
- * client-go's buckets for both durations, as Kubernetes registers them: `ExponentialBuckets(10e-9, 10, 10)`, 10 ns to
- * 10 s, each ten times the one before (computed by repeated multiplication, as Go does, so the bounds are the same
- * floating-point numbers).
- */
-const buckets = client.exponentialBuckets(10e-9, 10, 10);
-
 /** The family registered in `registry`, registered now if it is not (a `registry.clear()` forgets it). */
-function familyOf(registry: Registry): Family {
+function familyOf(client: typeof PromClient, registry: Registry): Family {
   const known = families.get(registry);
   if (known !== undefined && registry.getSingleMetric("workqueue_adds_total") === known.adds) return known;
   const readers = new Map<string, (() => WorkQueueMetrics) | undefined>();
   const registers = [registry];
+  // client-go's buckets for both durations, as Kubernetes registers them: `ExponentialBuckets(10e-9, 10, 10)`, 10 ns
+  // to 10 s, each ten times the one before, by repeated multiplication as Go does, so the bounds are the same numbers.
+  const buckets = client.exponentialBuckets(10e-9, 10, 10);
   /** A gauge read from every connected queue when the registry is scraped (§19.1, §19.5, §19.6). */
   const gauge = (name: string, help: string, value: (metrics: WorkQueueMetrics) => number) =>
     new client.Gauge<Label>({
@@ -131,8 +129,8 @@ function familyOf(registry: Registry): Family {
  * @param options - The queue's `name`, and the `registry` (see {@link PrometheusMetricsOptions}).
  * @throws TypeError when `options` is not an object, `name` is not a non-empty string, or `registry` is not a
  * `prom-client` `Registry`.
- * @throws Error when a sink for the same `name` was already made for this registry, and, from `connect`, when the
- * sink is given to a second queue.
+ * @throws Error when `prom-client` cannot be found, naming the command that installs it; when a sink for the same
+ * `name` was already made for this registry; and, from `connect`, when the sink is given to a second queue.
  * @public
  * @example
  * ```ts
@@ -150,12 +148,13 @@ export function prometheusMetrics(options: PrometheusMetricsOptions): MetricsSin
   if (typeof options !== "object" || options === null) {
     throw new TypeError(expected("options", 'an object such as { name: "pods" }', options));
   }
+  const client = requirePromClient(require);
   const { name, registry = client.register } = options;
   if (typeof name !== "string" || name === "") throw new TypeError(expected("name", "a non-empty string", name));
   if (!(registry instanceof client.Registry)) {
     throw new TypeError(expected("registry", "a prom-client Registry", registry));
   }
-  const family = familyOf(registry);
+  const family = familyOf(client, registry);
   if (family.readers.has(name)) {
     throw new Error(
       `A queue named ${JSON.stringify(name)} already exports to this registry: give each queue its own name`,

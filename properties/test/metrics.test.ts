@@ -28,6 +28,7 @@ type Step =
   | { readonly op: "count"; readonly kind: "added" | "retried" }
   | { readonly op: "read" }
   | { readonly op: "move"; readonly kind: Move; readonly item: string; readonly earlierMs: number }
+  | { readonly op: "next"; readonly item: string }
   | { readonly op: "advance"; readonly ms: number };
 type Move = "queued" | "handedOut" | "finished";
 
@@ -47,11 +48,13 @@ const moveStep = fc.record({
   item,
   earlierMs,
 });
+/** The transition that fits each state: what a queue would report next for the item. */
+const next = { absent: "queued", queued: "handedOut", "in flight": "finished" } as const;
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ op: fc.constant("count"), kind: fc.constantFrom("added", "retried") }),
   fc.record({ op: fc.constant("read") }),
   moveStep,
-  moveStep,
+  { weight: 4, arbitrary: fc.record({ op: fc.constant("next"), item }) },
   fc.record({
     op: fc.constant("advance"),
     ms: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 40 }), fc.double({ min: 0, max: 40, noNaN: true })),
@@ -71,34 +74,42 @@ function outcome(call: () => unknown): string {
 describe("the metrics recorder (§19)", () => {
   test("reads as the model does after every transition, bit for bit, and throws the same errors", () => {
     fc.assert(
-      fc.property(fc.integer({ min: -1000, max: 1000 }), fc.array(step, { maxLength: 60 }), (start, steps) => {
-        const clock = new VirtualClock(start);
-        const { sink, calls } = recordingSink();
-        const recorder = new MetricsRecorder<string>({ sink, clock });
-        const model = new MetricsModel<string>();
-        for (const s of steps) {
-          if (s.op === "advance") clock.advance(s.ms);
-          else if (s.op === "read") expect(recorder.read(clock.now())).toEqual(model.read(clock.now()));
-          else if (s.op === "count") {
-            recorder[s.kind]();
-            model[s.kind]();
-          } else {
-            const at = clock.now() - s.earlierMs;
-            const expected = outcome(() => move(model, s.kind, s.item, at));
-            expect(outcome(() => move(recorder, s.kind, s.item, at))).toBe(expected);
+      fc.property(
+        fc.integer({ min: -1000, max: 1000 }),
+        fc.array(step, { maxLength: 80, size: "medium" }),
+        (start, steps) => {
+          const clock = new VirtualClock(start);
+          const { sink, calls } = recordingSink();
+          const recorder = new MetricsRecorder<string>({ sink, clock });
+          const model = new MetricsModel<string>();
+          for (const s of steps) {
+            if (s.op === "advance") clock.advance(s.ms);
+            else if (s.op === "read") expect(recorder.read(clock.now())).toEqual(model.read(clock.now()));
+            else if (s.op === "count") {
+              recorder[s.kind]();
+              model[s.kind]();
+            } else if (s.op === "next") {
+              const kind = next[model.stateOf(s.item)];
+              move(model, kind, s.item, clock.now());
+              move(recorder, kind, s.item, clock.now());
+            } else {
+              const at = clock.now() - s.earlierMs;
+              const expected = outcome(() => move(model, s.kind, s.item, at));
+              expect(outcome(() => move(recorder, s.kind, s.item, at))).toBe(expected);
+            }
+            expect(sink.read?.()).toEqual(model.read(clock.now()));
           }
-          expect(sink.read?.()).toEqual(model.read(clock.now()));
-        }
-        // §19.10: one call per count and per observation, in the order of the events.
-        expect(calls.filter((c) => c === "add").length).toBe(model.read(clock.now()).adds);
-        expect(calls.filter((c) => c === "retry").length).toBe(model.read(clock.now()).retries);
-        expect(calls.filter((c) => c.startsWith("queue ")).map((c) => Number(c.slice(6)))).toEqual(
-          model.queueDurations(),
-        );
-        expect(calls.filter((c) => c.startsWith("work ")).map((c) => Number(c.slice(5)))).toEqual(
-          model.workDurations(),
-        );
-      }),
+          // §19.10: one call per count and per observation, in the order of the events.
+          expect(calls.filter((c) => c === "add").length).toBe(model.read(clock.now()).adds);
+          expect(calls.filter((c) => c === "retry").length).toBe(model.read(clock.now()).retries);
+          expect(calls.filter((c) => c.startsWith("queue ")).map((c) => Number(c.slice(6)))).toEqual(
+            model.queueDurations(),
+          );
+          expect(calls.filter((c) => c.startsWith("work ")).map((c) => Number(c.slice(5)))).toEqual(
+            model.workDurations(),
+          );
+        },
+      ),
       params(300),
     );
   });
@@ -203,6 +214,7 @@ describe("the metrics recorder (§19)", () => {
         new RangeError("Expected `nowMs` to be a finite number, got `NaN` (number)"),
       );
       expect(() => subject.read(Number.POSITIVE_INFINITY)).toThrow(RangeError);
+      expect(() => subject.read(null as never)).toThrow("got `null` (null)");
       subject.queued("a", 5);
       expect(() => subject.handedOut("a", 4)).toThrow(
         new RangeError(

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import * as fc from "fast-check";
 import { Registry, register } from "prom-client";
-import { describe, expect, test } from "vitest";
+import { assert, describe, expect, test } from "vitest";
 import { MetricsModel } from "../../model/index.js";
 import { MetricsRecorder, VirtualClock } from "../../src/index.js";
 import { prometheusMetrics } from "../../src/prometheus.js";
@@ -117,15 +117,16 @@ describe("the Prometheus exporter (§19.11)", () => {
   });
 
   test("a scrape shows, in seconds, exactly what the model reads at the clock's time, after random transitions", async () => {
+    const next = { absent: "queued", queued: "handedOut", "in flight": "finished" } as const;
     const step = fc.oneof(
       fc.constantFrom("added", "retried"),
-      fc.record({ move: fc.constantFrom("queued", "handedOut", "finished"), item: fc.constantFrom("a", "b") }),
+      { weight: 3, arbitrary: fc.record({ next: fc.constantFrom("a", "b") }) },
       fc.record({
         advance: fc.oneof(fc.integer({ min: 0, max: 20_000 }), fc.double({ min: 0, max: 20, noNaN: true })),
       }),
     );
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
+      fc.asyncProperty(fc.array(step, { maxLength: 40, size: "medium" }), async (steps) => {
         const registry = new Registry();
         const clock = new VirtualClock();
         const recorder = new MetricsRecorder<string>({ sink: prometheusMetrics({ name: "q", registry }), clock });
@@ -135,9 +136,10 @@ describe("the Prometheus exporter (§19.11)", () => {
             recorder[s]();
             model[s]();
           } else if ("advance" in s) clock.advance(s.advance);
-          else if (model.stateOf(s.item) === { queued: "absent", handedOut: "queued", finished: "in flight" }[s.move]) {
-            recorder[s.move](s.item, clock.now());
-            model[s.move](s.item, clock.now());
+          else {
+            const kind = next[model.stateOf(s.next)];
+            recorder[kind](s.next, clock.now());
+            model[kind](s.next, clock.now());
           }
         }
         const scrape = parse(await registry.metrics());
@@ -165,12 +167,22 @@ describe("the Prometheus exporter (§19.11)", () => {
     const nodes = new MetricsRecorder<string>({ sink: prometheusMetrics({ name: "nodes", registry }), clock });
     pods.added();
     pods.queued("a", 0);
-    pods.handedOut("a", 0);
+    pods.queued("b", 0);
+    pods.handedOut("b", 0);
+    pods.finished("b", 20);
+    pods.handedOut("a", 500);
     nodes.added();
     nodes.added();
     nodes.queued("x", 0);
-    clock.advance(1500);
+    clock.advance(2000);
     let samples = parse(await registry.metrics()).samples;
+    expect(samples.get('workqueue_queue_duration_seconds_bucket{le="0.1",name="pods"}')).toBe(1); // "b": 0 s
+    expect(samples.get('workqueue_queue_duration_seconds_bucket{le="1",name="pods"}')).toBe(2); // "a": 0.5 s
+    expect(samples.get('workqueue_queue_duration_seconds_sum{name="pods"}')).toBe(0.5);
+    expect(samples.get('workqueue_work_duration_seconds_bucket{le="0.01",name="pods"}')).toBe(0);
+    expect(samples.get('workqueue_work_duration_seconds_bucket{le="0.1",name="pods"}')).toBe(1); // "b": 0.02 s
+    expect(samples.get('workqueue_work_duration_seconds_sum{name="pods"}')).toBe(0.02);
+    expect(samples.get('workqueue_queue_duration_seconds_count{name="nodes"}')).toBe(0);
     expect(samples.get('workqueue_adds_total{name="pods"}')).toBe(1);
     expect(samples.get('workqueue_adds_total{name="nodes"}')).toBe(2);
     expect(samples.get('workqueue_depth{name="pods"}')).toBe(0);
@@ -206,7 +218,9 @@ describe("the Prometheus exporter's errors (§19.12)", () => {
     expect(() => prometheusMetrics(undefined as never)).toThrow(
       new TypeError('Expected `options` to be an object such as { name: "pods" }, got `undefined` (undefined)'),
     );
-    expect(() => prometheusMetrics(null as never)).toThrow(TypeError);
+    expect(() => prometheusMetrics(null as never)).toThrow(
+      new TypeError('Expected `options` to be an object such as { name: "pods" }, got `null` (null)'),
+    );
     expect(() => prometheusMetrics({ name: "" })).toThrow(
       new TypeError('Expected `name` to be a non-empty string, got `""` (string)'),
     );
@@ -232,21 +246,20 @@ describe("the Prometheus exporter's errors (§19.12)", () => {
   });
 
   test("says in one line how to install prom-client when it is missing, and loads it when it is there", () => {
-    const missing = Object.assign(
-      () => {
-        throw new Error("not to be loaded");
-      },
-      {
-        resolve: () => {
-          throw Object.assign(new Error("Cannot find module 'prom-client'"), { code: "MODULE_NOT_FOUND" });
+    /** A `require` that finds only the packages in `present`, and loads each as its own name. */
+    const requireOf = (present: string[]) =>
+      Object.assign((id: string) => (present.includes(id) ? `loaded ${id}` : assert.fail(`loaded ${id}`)), {
+        resolve: (id: string) => {
+          if (present.includes(id)) return `/node_modules/${id}/index.js`;
+          throw Object.assign(new Error(`Cannot find module '${id}'`), { code: "MODULE_NOT_FOUND" });
         },
-      },
-    ) as never;
-    expect(() => requirePromClient(missing)).toThrow(
+      }) as never;
+    expect(() => requirePromClient(requireOf([]))).toThrow(
       new Error(
         'workqueue-spec/prometheus needs prom-client (an optional peer dependency of workqueue-spec), which cannot be found: npm install prom-client@"^15.1.3"',
       ),
     );
+    expect(requirePromClient(requireOf(["prom-client"]))).toBe("loaded prom-client");
     expect(requirePromClient(createRequire(import.meta.url)).Registry).toBe(Registry);
   });
 
