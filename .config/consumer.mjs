@@ -2,8 +2,9 @@
 // fresh projects — one that only wants the queue, one that also wants the gate — and checks that the installs
 // print no warning, that the queue alone brings no other package, that every README block runs there as printed
 // (properties/test/readme.test.ts, pointed at the project), that the README's TypeScript type-checks there, and
-// that `npx workqueue-conformance` checks the shipped Python example. Exits 1 at the first thing that fails, saying what.
-import { execFileSync } from "node:child_process";
+// that `npx workqueue-conformance` checks the shipped Python example, and that the Prometheus exporter says how to
+// install prom-client when it is missing and exports when it is there. Exits 1 at the first thing that fails, saying what.
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -60,6 +61,15 @@ if (installed.length !== 1 || !installed[0].endsWith("node_modules/workqueue-spe
   fail(`a queue-only install brought other packages:\n${installed.join("\n")}`);
 }
 run("node", ["-e", 'import("workqueue-spec").then((m) => new m.WorkQueue({ maxRetries: 1 }).add("a"))'], queueOnly);
+// The Prometheus exporter without prom-client: using it fails with one line that names the install command.
+const noPeer = spawnSync(
+  "node",
+  ["-e", 'import("workqueue-spec/prometheus").then((m) => m.prometheusMetrics({ name: "pods" }))'],
+  { cwd: queueOnly, encoding: "utf8" },
+);
+if (noPeer.status === 0 || !noPeer.stderr.includes('npm install prom-client@"^15.1.3"')) {
+  fail(`prometheusMetrics without prom-client did not say how to install it:\n${noPeer.stderr}`);
+}
 
 // A user of the gate: the peers beside it, and vitest and TypeScript as their project would have them.
 const gate = project("gate");
@@ -70,6 +80,7 @@ npmQuiet(
     tarball,
     "fast-check@^4.11.0",
     "ajv@^8.17.1",
+    "prom-client@^15.1.3",
     "vitest@4.1.12",
     "typescript@6.0.3",
     "@types/node@20",
@@ -90,6 +101,22 @@ run(
     WORKQUEUE_CONSUMER: gate,
   },
 );
+// The Prometheus exporter with prom-client beside it: a scrape shows what a recorder counted.
+const scraped = run(
+  "node",
+  [
+    "--input-type=module",
+    "-e",
+    `import { Registry } from "prom-client";
+import { MetricsRecorder } from "workqueue-spec";
+import { prometheusMetrics } from "workqueue-spec/prometheus";
+const registry = new Registry();
+new MetricsRecorder({ sink: prometheusMetrics({ name: "pods", registry }) }).added();
+console.log(await registry.metrics());`,
+  ],
+  gate,
+);
+if (!scraped.includes('workqueue_adds_total{name="pods"} 1')) fail(`the exporter did not export an add:\n${scraped}`);
 // The README's TypeScript type-checks as a user's ESM TypeScript project would compile it.
 const readme = readFileSync(join(root, "README.md"), "utf8");
 const blocks = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map(([, code]) => code);
