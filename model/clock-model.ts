@@ -9,8 +9,6 @@ import type { ModelRateLimiter } from "./work-queue-model.js";
 interface Timer {
   readonly atMs: number;
   readonly callback: () => void;
-  /** [§18.9](../docs/spec.md#§18-backoff-and-rate-limiters): timers due at the same time run in the order they were armed. */
-  readonly order: number;
 }
 
 /**
@@ -32,10 +30,8 @@ export class ClockModel {
   #now = 0;
   /** [§18.9](../docs/spec.md#§18-backoff-and-rate-limiters): the armed timers. */
   #timers: Timer[] = [];
-  /** How many timers were armed. */
-  #armed = 0;
-  /** [§18.9](../docs/spec.md#§18-backoff-and-rate-limiters): during an advance, how many timers were armed for a time that had come, at the latest such instant. */
-  #overdue: { readonly at: number; readonly count: number } | undefined;
+  /** During an advance, how many timers ran at its latest instant: the gate's bound on a livelock. */
+  #runs = { at: Number.NaN, count: 0 };
 
   /** [§18.8](../docs/spec.md#§18-backoff-and-rate-limiters): the time, in milliseconds. */
   now(): number {
@@ -54,19 +50,7 @@ export class ClockModel {
    * @param callback - What runs.
    */
   schedule(atMs: number, callback: () => void): () => void {
-    if (this.#overdue !== undefined && atMs <= this.#now) {
-      // §18.9: the count of this instant, which starts again when time moves
-      this.#overdue =
-        this.#overdue.at === this.#now
-          ? { at: this.#now, count: this.#overdue.count + 1 }
-          : { at: this.#now, count: 1 };
-      if (this.#overdue.count > 10_000) {
-        throw new Error(
-          `Expected the timers armed during advance() to fall due later, but more than 10,000 were armed for ${this.#now} ms or earlier at ${this.#now} ms: a timer that re-arms itself for a time that has come would keep advance() from ending`,
-        );
-      }
-    }
-    const timer = { atMs, callback, order: ++this.#armed };
+    const timer = { atMs, callback };
     this.#timers.push(timer);
     return () => {
       this.#timers = this.#timers.filter((t) => t !== timer);
@@ -82,22 +66,34 @@ export class ClockModel {
     if (!(Number.isFinite(ms) && ms >= 0))
       throw new RangeError(`Expected \`ms\` to be a non-negative finite number, got \`${ms}\``);
     const end = this.#now + ms;
-    this.#overdue = { at: Number.NaN, count: 0 };
-    try {
-      // The timer is taken in the loop's head: every turn removes one, so the loop ends once none is due.
-      for (let first = this.#takeDue(end); first !== undefined; first = this.#takeDue(end)) {
-        this.#now = Math.max(this.#now, first.atMs);
-        first.callback();
-      }
-    } finally {
-      this.#overdue = undefined;
+    this.#runs = { at: Number.NaN, count: 0 };
+    // The timer is taken in the loop's head: every turn removes one, so the loop ends once none is due.
+    for (let first = this.#takeDue(end); first !== undefined; first = this.#takeDue(end)) {
+      this.#now = Math.max(this.#now, first.atMs);
+      this.#count();
+      first.callback();
     }
     this.#now = end;
   }
 
-  /** Removes and answers the earliest timer due by `end`, the first armed among equals, if any. */
+  /**
+   * Counts a timer run at the current instant. More than 100,000 at one instant of one advance throw: the gate's
+   * runs never arm so many, and only a timer that keeps re-arming itself for a time that has come runs them.
+   */
+  #count(): void {
+    this.#runs =
+      this.#runs.at === this.#now ? { at: this.#now, count: this.#runs.count + 1 } : { at: this.#now, count: 1 };
+    if (this.#runs.count > 100_000) {
+      throw new Error(
+        `Expected time to move, but more than 100,000 timers ran at ${this.#now} ms in one advance(): a timer that re-arms itself for a time that has come would keep advance() from ending`,
+      );
+    }
+  }
+
+  /** Removes and answers the earliest timer due by `end`, the first armed among equals (`#timers` is in armed order), if any. */
   #takeDue(end: number): Timer | undefined {
-    const [first] = this.#timers.filter((t) => t.atMs <= end).sort((a, b) => a.atMs - b.atMs || a.order - b.order);
+    const due = this.#timers.filter((t) => t.atMs <= end);
+    const first = due.reduce<Timer | undefined>((a, t) => (a === undefined || t.atMs < a.atMs ? t : a), undefined);
     this.#timers = this.#timers.filter((t) => t !== first);
     return first;
   }

@@ -95,10 +95,11 @@ export class Delays<T> {
   /** Moves `wait` towards the root while it falls due before its parent (recursion depth: log n). */
   #up(wait: Wait<T>): void {
     const index = wait.index;
-    const parent = this.#heap[(index - 1) >> 1];
+    const at = (index - 1) >> 1;
+    const parent = this.#heap[at];
     if (index === 0 || !before(wait, parent as Wait<T>)) return;
     this.#place(parent as Wait<T>, index);
-    this.#place(wait, (index - 1) >> 1);
+    this.#place(wait, at);
     this.#up(wait);
   }
 

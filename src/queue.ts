@@ -142,6 +142,7 @@ export class WorkQueue<T> {
     }
     assertMaxRetries(options.maxRetries);
     const { clock = realClock, rateLimiter } = options;
+    // Stryker disable next-line ArrayDeclaration: equivalent: a clock has no optional method, and a name no clock has is as absent as none
     assertShape("clock", clock, "undefined or a Clock such as realClock", ["now", "schedule"], []);
     if (rateLimiter !== undefined) {
       assertShape(

@@ -364,6 +364,29 @@ describe("the model's time, case by case", () => {
     expect([next.state, next.item]).toEqual(["resolved", "b"]);
   });
 
+  test("the waiting model: a take keeps waiting when what falls due is in flight, and due times are taken in order", () => {
+    const model = new WaitingModel<string>({ maxRetries: 1 });
+    model.add("x");
+    model.take(); // "x" is in flight
+    model.addAfter("x", 4);
+    model.addAfter("y", 9);
+    model.addAfter("z", 2);
+    const take = model.take();
+    model.advance(2); // "z" at 2 goes to the take
+    expect([take.state, take.item]).toEqual(["resolved", "z"]);
+    const next = model.take();
+    model.advance(2); // "x" at 4 falls due as a dirty mark: nothing for the take
+    expect([next.state, model.queue.stateOf("x")]).toEqual(["waiting", "in flight + dirty"]);
+    model.advance(5);
+    expect([next.state, next.item]).toEqual(["resolved", "y"]);
+    const two = new WaitingModel<string>({ maxRetries: 1 });
+    two.addAfter("p", 3);
+    two.addAfter("q", 1);
+    const [first, second] = [two.take(), two.take()];
+    two.advance(5); // two due times in one advance, taken earliest first
+    expect([first.item, second.item, two.queue.now]).toEqual(["q", "p", 5]);
+  });
+
   test("the clock model runs timers armed for the same time in the order they were armed, each once", () => {
     const clock = new ClockModel();
     const ran: string[] = [];
