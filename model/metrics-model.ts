@@ -4,6 +4,8 @@
  * implementation.
  */
 
+import { same, show } from "./words.js";
+
 /** One transition the queue reported, with its time when it has one. */
 interface MetricsEvent<T> {
   readonly kind: "added" | "retried" | "queued" | "handedOut" | "finished" | "read";
@@ -41,21 +43,6 @@ export interface MetricsModelReading {
   readonly unfinishedWorkMs: number;
   /** [§19.6](../docs/spec.md#§19-metrics) */
   readonly longestRunningMs: number;
-}
-
-/** Renders an item for an error message as the reference does: strings quoted, the rest as `String` shows it. */
-function show(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  try {
-    return String(value);
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
-}
-
-/** [§1.1](../docs/spec.md#§1-items): items are compared as `Map` keys are (SameValueZero), which is what `Array#includes` does. */
-function same<T>(a: T | undefined, b: T): boolean {
-  return [a].includes(b);
 }
 
 /** Whether a transition after the `i`-th of `events` is of the same item. */

@@ -4,6 +4,8 @@
  * It never imports the reference implementation.
  */
 
+import { message, same } from "./words.js";
+
 /**
  * The state of one item ([docs/spec.md §2](../docs/spec.md#§2-state-and-the-callers-protocol)).
  *
@@ -72,21 +74,6 @@ interface Wait<T> {
   readonly item: T;
   due: number;
   order: number;
-}
-
-/** Renders a value for an error message the way [docs/spec.md §1.2](../docs/spec.md#§1-items) and [§3](../docs/spec.md#§3-construction) show it. */
-function show(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  try {
-    return String(value);
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
-}
-
-/** The error message of [docs/spec.md §1.2](../docs/spec.md#§1-items) and [§3](../docs/spec.md#§3-construction). */
-function message(name: string, what: string, value: unknown): string {
-  return `Expected \`${name}\` to be ${what}, got \`${show(value)}\` (${value === null ? "null" : typeof value})`;
 }
 
 /**
@@ -343,11 +330,6 @@ export class WorkQueueModel<T> {
       waiting: [...this.#waiting].sort((a, b) => a.order - b.order).map((w) => [w.item, w.due] as const),
     };
   }
-}
-
-/** [§1.1](../docs/spec.md#§1-items): items are compared as `Map` keys are (SameValueZero), which is what `Array#includes` does. */
-function same<T>(a: T, b: T): boolean {
-  return [a].includes(b);
 }
 
 /** [§1.2](../docs/spec.md#§1-items): `undefined` and `null` are not items. */
