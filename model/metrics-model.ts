@@ -4,7 +4,7 @@
  * implementation.
  */
 
-import { same, show } from "./words.js";
+import { same, show, sum } from "./words.js";
 
 /** One transition the queue reported, with its time when it has one. */
 interface MetricsEvent<T> {
@@ -48,13 +48,6 @@ export interface MetricsModelReading {
 /** Whether a transition after the `i`-th of `events` is of the same item. */
 function laterFor<T>(events: readonly MetricsEvent<T>[], i: number): boolean {
   return events.slice(i + 1).some((e) => same(e.item, events[i]?.item as T));
-}
-
-/** The sum of `values`, added from the first to the last ([§19.9](../docs/spec.md#§19-metrics)). */
-function sum(values: readonly number[]): number {
-  let total = 0;
-  for (const value of values) total += value;
-  return total;
 }
 
 /**

@@ -22,3 +22,10 @@ export function message(name: string, what: string, value: unknown): string {
 export function same<T>(a: T | undefined, b: T): boolean {
   return [a].includes(b);
 }
+
+/** The sum of `values`, added from the first to the last, as docs/spec.md §19.9 orders the additions. */
+export function sum(values: readonly number[]): number {
+  let total = 0;
+  for (const value of values) total += value;
+  return total;
+}

@@ -4,7 +4,8 @@
  * It never imports the reference implementation.
  */
 
-import { message, same } from "./words.js";
+import type { MetricsModelReading } from "./metrics-model.js";
+import { message, same, sum } from "./words.js";
 
 /**
  * The state of one item ([docs/spec.md §2](../docs/spec.md#§2-state-and-the-callers-protocol)).
@@ -118,6 +119,16 @@ export class WorkQueueModel<T> {
   #waiting: Wait<T>[] = [];
   /** [§17.5](../docs/spec.md#§17-delayed-adds): how many due times were set, so that ties are broken by it. */
   #requests = 0;
+  /** [§19.2](../docs/spec.md#§19-metrics): the adds counted. */
+  #adds = 0;
+  /** [§19.7](../docs/spec.md#§19-metrics): the retries counted. */
+  #retries = 0;
+  /** [§19.3](../docs/spec.md#§19-metrics), [§19.4](../docs/spec.md#§19-metrics): each queued or in-flight item and when it was queued or handed out. */
+  readonly #since = new Map<T, number>(); // a Map compares keys as `same` does (§1.1)
+  /** [§19.3](../docs/spec.md#§19-metrics): the queue durations observed: how many, and their sum in the order they were observed ([§19.9](../docs/spec.md#§19-metrics)). */
+  #queueDuration = { count: 0, sumMs: 0 };
+  /** [§19.4](../docs/spec.md#§19-metrics): the work durations observed, likewise. */
+  #workDuration = { count: 0, sumMs: 0 };
 
   /**
    * [§3](../docs/spec.md#§3-construction): an empty queue.
@@ -171,8 +182,22 @@ export class WorkQueueModel<T> {
   /** [§4.1](../docs/spec.md#§4), [§4.3](../docs/spec.md#§4): what an accepted add does, also when a wait falls due ([§17.5](../docs/spec.md#§17-delayed-adds)). */
   #enter(item: T): void {
     const state = this.stateOf(item);
-    if (state === "absent") this.#queue.push(item); // §4.1
+    if (state === "absent" || state === "in flight") this.#adds++; // §19.2
+    if (state === "absent") this.#push(item); // §4.1
     if (state === "in flight") this.#dirty.push(item); // §4.3
+  }
+
+  /** [§4.1](../docs/spec.md#§4), [§6.2](../docs/spec.md#§6): `item` goes to the tail, and its queue duration starts ([§19.3](../docs/spec.md#§19-metrics)). */
+  #push(item: T): void {
+    this.#queue.push(item);
+    this.#since.set(item, this.#now);
+  }
+
+  /** [§19.3](../docs/spec.md#§19-metrics), [§19.4](../docs/spec.md#§19-metrics): the time since `item` was queued or handed out, and it is no longer. */
+  #elapsed(item: T): number {
+    const at = this.#since.get(item) as number;
+    this.#since.delete(item);
+    return this.#now - at;
   }
 
   /**
@@ -223,6 +248,8 @@ export class WorkQueueModel<T> {
     if (this.#queue.length === 0) return undefined; // §5.1
     const item = this.#queue.shift() as T; // §5.2
     this.#inFlight.push(item);
+    this.#queueDuration = observe(this.#queueDuration, this.#elapsed(item)); // §19.3
+    this.#since.set(item, this.#now); // §19.4: its work starts
     return item;
   }
 
@@ -233,9 +260,11 @@ export class WorkQueueModel<T> {
    */
   done(item: T): void {
     check(item);
-    if (this.stateOf(item) === "in flight + dirty") {
+    const state = this.stateOf(item);
+    if (state.startsWith("in flight")) this.#workDuration = observe(this.#workDuration, this.#elapsed(item)); // §19.4; §6.3: nothing
+    if (state === "in flight + dirty") {
       this.#dirty = this.#dirty.filter((x) => !same(x, item)); // §6.2, while shutting down too (§12.5)
-      this.#queue.push(item);
+      this.#push(item);
     }
     this.#inFlight = this.#inFlight.filter((x) => !same(x, item)); // §6.1; §6.3: not in flight, nothing changes
   }
@@ -254,6 +283,7 @@ export class WorkQueueModel<T> {
       throw new RangeError(message("rateLimiter.when(item, failures, nowMs)", "a finite number", delay)); // §7.3
     this.#counts = [...this.#counts.filter(([x]) => !same(x, item)), [item, count]];
     if (givesUp) return false;
+    this.#retries++; // §19.7
     this.addAfter(item, delay); // §7.3: a delay that is not positive is an add (§17.1)
     return true;
   }
@@ -318,6 +348,22 @@ export class WorkQueueModel<T> {
     return this.#counts.find(([x]) => same(x, item))?.[1] ?? 0;
   }
 
+  /**
+   * [§19](../docs/spec.md#§19-metrics): the metrics now, computed from every transition since the queue was made.
+   */
+  metrics(): MetricsModelReading {
+    const ages = this.#inFlight.map((item) => this.#now - (this.#since.get(item) as number));
+    return {
+      depth: this.#queue.length, // §19.1
+      adds: this.#adds, // §19.2
+      retries: this.#retries, // §19.7
+      queueDuration: this.#queueDuration, // §19.3
+      workDuration: this.#workDuration, // §19.4
+      unfinishedWorkMs: sum(ages), // §19.5, in hand-out order (§19.9)
+      longestRunningMs: ages.reduce((a, b) => Math.max(a, b), 0), // §19.6: 0 when nothing is in flight
+    };
+  }
+
   /** A copy of the state, in plain arrays. */
   snapshot(): ModelSnapshot<T> {
     return {
@@ -330,6 +376,11 @@ export class WorkQueueModel<T> {
       waiting: [...this.#waiting].sort((a, b) => a.order - b.order).map((w) => [w.item, w.due] as const),
     };
   }
+}
+
+/** [§19.3](../docs/spec.md#§19-metrics), [§19.4](../docs/spec.md#§19-metrics): the totals with one more observation of `ms`, added last ([§19.9](../docs/spec.md#§19-metrics)). */
+function observe(totals: { count: number; sumMs: number }, ms: number): { count: number; sumMs: number } {
+  return { count: totals.count + 1, sumMs: totals.sumMs + ms };
 }
 
 /** [§1.2](../docs/spec.md#§1-items): `undefined` and `null` are not items. */

@@ -1,6 +1,7 @@
 import { type Clock, realClock } from "./clock.js";
 import { Delays } from "./delays.js";
 import { Fifo } from "./fifo.js";
+import { MetricsRecorder, type MetricsSink } from "./metrics.js";
 import type { RateLimiter } from "./rate-limiters.js";
 import { assertDelay, assertItem, assertMaxRetries, assertShape, expected, signalOf } from "./validate.js";
 import { Waiters, type WaitOptions } from "./waiters.js";
@@ -27,6 +28,12 @@ export interface WorkQueueOptions<T = unknown> {
    * {@link defaultControllerRateLimiter}`()`; `forget` calls its `forget`. @defaultValue none: `retry` requeues at once
    */
   readonly rateLimiter?: RateLimiter<T> | undefined;
+  /**
+   * Where the queue's metrics go ([docs/spec.md §19](../docs/spec.md#§19-metrics)), timed on its `clock`: `prometheusMetrics({ name })` of
+   * `workqueue-spec/prometheus`, or a {@link MetricsSink} of your own. A sink serves one queue.
+   * @defaultValue none: the queue keeps no metrics and reads no clock for them
+   */
+  readonly metrics?: MetricsSink | undefined;
 }
 
 /** The states of an item in {@link WorkQueue}'s map ([docs/spec.md §2](../docs/spec.md#§2-state-and-the-callers-protocol)). */
@@ -112,6 +119,11 @@ export class WorkQueue<T> {
   /** The rate limiter of `retry`, if any ([docs/spec.md §7.3](../docs/spec.md#§7)). */
   readonly #rateLimiter: RateLimiter<T> | undefined;
   /**
+   * The metrics, when a sink was given ([docs/spec.md §19](../docs/spec.md#§19-metrics)). Invariant: told every transition it counts, in
+   * the order they happen, so its queued items are `#queue`'s and its items in flight those of `#states`.
+   */
+  readonly #metrics: MetricsRecorder<T> | undefined;
+  /**
    * The waiting items ([docs/spec.md §17](../docs/spec.md#§17-delayed-adds)). Invariant: each is absent or `IN_FLIGHT`, never `QUEUED` or
    * `IN_FLIGHT_DIRTY`.
    */
@@ -141,7 +153,7 @@ export class WorkQueue<T> {
       throw new TypeError(expected("options", "an object such as { maxRetries: 5 }", options));
     }
     assertMaxRetries(options.maxRetries);
-    const { clock = realClock, rateLimiter } = options;
+    const { clock = realClock, rateLimiter, metrics } = options;
     // Stryker disable next-line ArrayDeclaration: equivalent: a clock has no optional method, and a name no clock has is as absent as none
     assertShape("clock", clock, "undefined or a Clock such as realClock", ["now", "schedule"], []);
     if (rateLimiter !== undefined) {
@@ -153,9 +165,19 @@ export class WorkQueue<T> {
         ["forget"],
       );
     }
+    if (metrics !== undefined) {
+      assertShape(
+        "metrics",
+        metrics,
+        'undefined or a MetricsSink such as prometheusMetrics({ name: "pods" })',
+        ["add", "retry", "observeQueueDuration", "observeWorkDuration"],
+        ["connect"],
+      );
+    }
     this.maxRetries = options.maxRetries;
     this.#clock = clock;
     this.#rateLimiter = rateLimiter;
+    this.#metrics = metrics === undefined ? undefined : new MetricsRecorder<T>({ sink: metrics, clock });
   }
 
   /** The number of queued items, waiting for `get`. Items in flight are not counted, dirty or not. */
@@ -257,8 +279,10 @@ export class WorkQueue<T> {
   #enter(item: T): void {
     const state = this.#states.get(item);
     if (state === undefined || state === ABSENT) {
+      this.#metrics?.added();
       this.#enqueue(item);
     } else if (state === IN_FLIGHT) {
+      this.#metrics?.added();
       this.#states.set(item, IN_FLIGHT_DIRTY);
     }
   }
@@ -275,6 +299,7 @@ export class WorkQueue<T> {
     const item = this.#queue.shift();
     this.#states.set(item, IN_FLIGHT);
     this.#inFlight++;
+    this.#metrics?.handedOut(item, this.#clock.now());
     return item;
   }
 
@@ -349,6 +374,7 @@ export class WorkQueue<T> {
     assertItem(item);
     const state = this.#states.get(item);
     if (state === IN_FLIGHT) {
+      this.#metrics?.finished(item, this.#clock.now());
       this.#states.set(item, ABSENT);
       this.#inFlight--;
       this.#sweep();
@@ -356,6 +382,7 @@ export class WorkQueue<T> {
       if (this.#inFlight === 0 && this.#queue.length === 0 && this.#delays.size === 0)
         this.#drainers.resolveAll(undefined);
     } else if (state === IN_FLIGHT_DIRTY) {
+      this.#metrics?.finished(item, this.#clock.now());
       this.#inFlight--;
       this.#enqueue(item); // reuses the map entry: no delete and set
     }
@@ -367,12 +394,15 @@ export class WorkQueue<T> {
    * withdrawn earlier is no longer in `#takers` to be chosen.
    */
   #enqueue(item: T): void {
+    const metrics = this.#metrics;
+    metrics?.queued(item, this.#clock.now());
     if (this.#takers.length === 0) {
       this.#states.set(item, QUEUED);
       this.#queue.push(item);
     } else {
       this.#states.set(item, IN_FLIGHT);
       this.#inFlight++;
+      metrics?.handedOut(item, this.#clock.now());
       this.#takers.resolveOldest(item);
     }
   }
@@ -416,6 +446,7 @@ export class WorkQueue<T> {
     }
     this.#failures.set(item, failures);
     if (givesUp) return false;
+    this.#metrics?.retried();
     if (delay > 0) this.#wait(item, delay);
     else this.add(item);
     return true;

@@ -163,7 +163,7 @@ class ViolationError extends Error {
  *
  * @public
  */
-export type UncheckedView = "size" | "inFlight" | "failures" | "shuttingDown" | "waiting";
+export type UncheckedView = "size" | "inFlight" | "failures" | "shuttingDown" | "waiting" | "metrics";
 
 /** What each view's absence skips, as reports say it. @internal */
 export const skippedChecks: Readonly<Record<UncheckedView, string>> = {
@@ -172,6 +172,7 @@ export const skippedChecks: Readonly<Record<UncheckedView, string>> = {
   failures: "the failure count after every call on an item (§7.1, §8.1, §9.3)",
   shuttingDown: "the flag after shutDown (§12.2)",
   waiting: "the number of waiting items after every call (§17.6), and what only it shows of §17.4",
+  metrics: "the metrics after every call (§19)",
 };
 
 /**
@@ -278,7 +279,7 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     "inFlight",
     "failures",
     ...(options.shutDown === true ? (["shuttingDown"] as const) : []),
-    ...(options.time === true ? (["waiting"] as const) : []),
+    ...(options.time === true ? (["waiting", "metrics"] as const) : []),
   ];
   const token = options.replay ?? process.env.WORKQUEUE_REPLAY;
   const replay = token === undefined || token === "" ? undefined : decodeReplay(token);

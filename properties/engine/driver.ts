@@ -80,7 +80,12 @@ function read<V>(what: () => string, thunk: () => V): V {
 const verbs = ["add", "get", "done", "retry", "forget"] as const;
 
 /** Reads the views an in-process queue offers, once `answer` is in. */
-function withViews(subject: Subject<unknown>, operation: Operation, answer: Answer): MaybePromise<Observation> {
+function withViews(
+  subject: Subject<unknown>,
+  operation: Operation,
+  answer: Answer,
+  timed: boolean,
+): MaybePromise<Observation> {
   const item = "item" in operation ? operation.item : undefined;
   const views = [
     read(
@@ -105,10 +110,24 @@ function withViews(subject: Subject<unknown>, operation: Operation, answer: Answ
       () => `waiting after ${showCall(operation)}`,
       () => readView(subject, "waiting"),
     ),
+    // §19: on the gate's clock only; on a real clock no two readings of a duration agree.
+    timed
+      ? read(
+          () => `metrics() after ${showCall(operation)}`,
+          () => subject.metrics?.(),
+        )
+      : undefined,
   ] as const;
-  const observation = ([size, inFlight, failures, shuttingDown, waiting]: readonly unknown[]): Observation => ({
+  const observation = ([
+    size,
+    inFlight,
+    failures,
+    shuttingDown,
+    waiting,
+    metrics,
+  ]: readonly unknown[]): Observation => ({
     answer,
-    views: { size, inFlight, failures, shuttingDown, waiting } as Views,
+    views: { size, inFlight, failures, shuttingDown, waiting, metrics } as Views,
   });
   return views.some(isThenable) ? Promise.all(views).then(observation) : observation(views);
 }
@@ -141,7 +160,7 @@ function observe(
       ? capture(() => clock.advance(operation.ms))
       : perform(subject, operation);
   const after = (a: Answer) => {
-    const observed = withViews(subject, operation, a);
+    const observed = withViews(subject, operation, a, clock !== undefined);
     return isThenable(observed)
       ? bounded(observed, timeoutMs, `reading the views after ${showCall(operation)}`)
       : observed;

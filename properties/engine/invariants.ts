@@ -3,7 +3,7 @@
  * the model after it, and what the model and the implementation answered and showed. The first check that fails
  * names the counterexample; the last one, "every answer equals the model's", catches whatever the others do not.
  */
-import type { ItemState, WorkQueueModel } from "../../model/index.js";
+import type { ItemState, MetricsModelReading, WorkQueueModel } from "../../model/index.js";
 import { type Answer, type Operation, sameAnswer, sameItem } from "./operation.js";
 import { plural, showAnswer, showCall, showValue } from "./render.js";
 
@@ -23,6 +23,8 @@ export interface Views {
   readonly shuttingDown?: boolean | undefined;
   /** [§17.6](../../docs/spec.md#§17-delayed-adds) */
   readonly waiting?: number | undefined;
+  /** [§19](../../docs/spec.md#§19-metrics): the metrics read right after the call, when time is checked. */
+  readonly metrics?: MetricsModelReading | undefined;
 }
 
 /** Everything a check may look at. */
@@ -85,6 +87,26 @@ export function wrongViews(expected: Views, actual: Views): ("size" | "inFlight"
   return (["size", "inFlight", "shuttingDown", "waiting"] as const).filter(
     (view) => actual[view] !== undefined && actual[view] !== expected[view],
   );
+}
+
+/** The metrics in the order they are compared, each with the rule that defines it. */
+const metricRules = [
+  ["depth", "§19.1"],
+  ["adds", "§19.2"],
+  ["retries", "§19.7"],
+  ["queueDuration.count", "§19.3"],
+  ["queueDuration.sumMs", "§19.3"],
+  ["workDuration.count", "§19.4"],
+  ["workDuration.sumMs", "§19.4"],
+  ["unfinishedWorkMs", "§19.5"],
+  ["longestRunningMs", "§19.6"],
+] as const;
+
+/** The metric at `path` (such as `queueDuration.count`) of a reading. */
+function metricAt(reading: MetricsModelReading, path: (typeof metricRules)[number][0]): unknown {
+  const [head, tail] = path.split(".") as [keyof MetricsModelReading, "count" | "sumMs" | undefined];
+  const value: unknown = reading[head];
+  return tail === undefined ? value : (value as Record<string, unknown> | null | undefined)?.[tail];
 }
 
 /** The checks, in the order they are tried. */
@@ -253,6 +275,19 @@ export const invariants: readonly Invariant[] = [
       const [view] = wrongViews(f.expectedViews, f.actualViews);
       if (view === undefined) return undefined;
       return `after ${showCall(f.operation)}: expected ${view} ${f.expectedViews[view]}, got ${f.actualViews[view]}`;
+    },
+  },
+  {
+    name: "the metrics equal the model's",
+    rule: "§10.7, §19",
+    check(f) {
+      const actual = f.actualViews.metrics;
+      const expected = f.expectedViews.metrics;
+      if (actual === undefined || expected === undefined) return undefined;
+      const wrong = metricRules.find(([path]) => !Object.is(metricAt(actual, path), metricAt(expected, path)));
+      if (wrong === undefined) return undefined;
+      const [path, rule] = wrong;
+      return `after ${showCall(f.operation)} at ${f.model.now}: the metric ${path} is ${showValue(metricAt(actual, path))}, but ${rule} makes it ${metricAt(expected, path)}`;
     },
   },
 ];

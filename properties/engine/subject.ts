@@ -2,6 +2,7 @@
  * The implementation under test, as the properties see it: the five verbs and the views, each of which may answer
  * a plain value or a promise of one (a queue backed by a database is asynchronous).
  */
+import type { MetricsModelReading } from "../../model/index.js";
 import type { Answer, Backoff, Operation } from "./operation.js";
 
 /**
@@ -70,6 +71,11 @@ export interface Subject<T> {
   addAfter?(item: T, delayMs: number): MaybePromise<void>;
   /** [docs/spec.md §17.6](../../docs/spec.md#§17-delayed-adds): the number of waiting items, as a property, a getter or a method. */
   readonly waiting?: MaybePromise<number> | (() => MaybePromise<number>);
+  /**
+   * [docs/spec.md §19](../../docs/spec.md#§19-metrics): the queue's metrics at its clock's time, in milliseconds, in the shape of `WorkQueueMetrics`
+   * (for the reference queue, what its sink's `connect` was given). Read after every call when time is checked.
+   */
+  metrics?(): MaybePromise<MetricsModelReading>;
 }
 
 /**

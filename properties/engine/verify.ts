@@ -94,6 +94,7 @@ export async function verify(
           : undefined,
       shuttingDown: model.shuttingDown,
       waiting: model.waiting,
+      metrics: views.metrics === undefined ? undefined : model.metrics(),
     };
     const actualViews: Views = {
       size: views.size,
@@ -101,6 +102,7 @@ export async function verify(
       failures: expectedViews.failures === undefined ? undefined : views.failures,
       shuttingDown: views.shuttingDown,
       waiting: views.waiting,
+      metrics: views.metrics,
     };
     const step = { operation, expected, actual, expectedViews, actualViews };
     steps.push(step);

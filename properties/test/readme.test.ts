@@ -33,7 +33,7 @@ function linkedProject(): string {
   mkdirSync(join(dir, "node_modules"));
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "readme-blocks", type: "module", private: true }));
   symlinkSync(root, join(dir, "node_modules", "workqueue-spec"));
-  for (const name of ["fast-check", "ajv", "vitest"]) {
+  for (const name of ["fast-check", "ajv", "vitest", "prom-client"]) {
     symlinkSync(join(root, "node_modules", name), join(dir, "node_modules", name));
   }
   return dir;
@@ -64,8 +64,19 @@ test("the README has its TypeScript blocks: the API, the controller and the conf
     "The API at a glance",
     "A controller",
     "Testing it on the virtual clock",
+    "Metrics for Prometheus",
     "Checking your own queue",
   ]);
+});
+
+test("the Prometheus block runs on its own and prints the metrics its comments show", async () => {
+  const block = blocks.find((b) => b.section === "Metrics for Prometheus");
+  const code = block?.code ?? "";
+  const shown = [...code.matchAll(/^\/\/ (workqueue_.*)$/gm)].map(([, line]) => line);
+  const run = start([write("prometheus.mjs", code)]);
+  expect(await run.exit, run.err.join("")).toBe(0);
+  expect(shown).toHaveLength(3);
+  expect(run.out.join("").split("\n").filter(Boolean).sort()).toEqual([...shown].sort());
 });
 
 test("the API block runs on its own and prints what its comments say", async () => {

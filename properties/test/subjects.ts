@@ -2,7 +2,7 @@
  * Test subjects made from the reference queue: its five verbs and `size`, and nothing else, so that a test can
  * replace one member or leave one out and see what the gate makes of it.
  */
-import { exponentialBackoff, WorkQueue } from "../../src/index.js";
+import { exponentialBackoff, type MetricsSink, WorkQueue, type WorkQueueMetrics } from "../../src/index.js";
 import type { Subject, SubjectFactory, SubjectOptions } from "../engine/subject.js";
 
 /**
@@ -30,10 +30,28 @@ export function verbsOf(
   };
 }
 
-/** The reference queue on the gate's clock, with the run's backoff as client-go's exponential limiter. */
-export const timedReference = ({ maxRetries, clock, backoff }: SubjectOptions) =>
-  new WorkQueue<unknown>({
+/**
+ * The reference queue on the gate's clock, with the run's backoff as client-go's exponential limiter and its metrics
+ * (docs/spec.md §19) read through a sink.
+ */
+export const timedReference = ({ maxRetries, clock, backoff }: SubjectOptions) => {
+  let read: () => WorkQueueMetrics = () => {
+    throw new Error("the queue never connected its metrics sink");
+  };
+  const sink: MetricsSink = {
+    add() {},
+    retry() {},
+    observeQueueDuration() {},
+    observeWorkDuration() {},
+    connect(reader) {
+      read = reader;
+    },
+  };
+  const queue = new WorkQueue<unknown>({
     maxRetries,
     clock,
     rateLimiter: backoff === undefined ? undefined : exponentialBackoff(backoff.baseMs, backoff.maxMs),
+    metrics: sink,
   });
+  return Object.assign(queue, { metrics: () => read() });
+};

@@ -18,6 +18,15 @@ import type { SubjectOptions } from "../../engine/subject.js";
  * - `late by one`: an item falls due only once the time is past its due time;
  * - `re-arms forever`: the timer takes only items due before now, and re-arms for the earliest due time, which has
  *   come: it runs again at once, for ever.
+ *
+ * And in the metrics (docs/spec.md §19), mostly client-go's own definitions where §16 says why ours differ:
+ * - `depth counts dirty`: the depth counts the items marked dirty in flight as well (client-go);
+ * - `latency from the first add`: the queue duration starts at the add that marked the item dirty, not when it was
+ *   queued (client-go);
+ * - `every add counts`: an add of an item already queued or dirty is counted too;
+ * - `give-ups count as retries`: a `retry` that gives up is counted;
+ * - `gauges on a ticker`: the unfinished work and the longest running are computed at the time of the queue's last
+ *   call, not when they are read (client-go updates them every 500 ms).
  */
 export type TimedDefect =
   | "add keeps the wait"
@@ -27,7 +36,12 @@ export type TimedDefect =
   | "retry ignores backoff"
   | "backoff overflows"
   | "late by one"
-  | "re-arms forever";
+  | "re-arms forever"
+  | "depth counts dirty"
+  | "latency from the first add"
+  | "every add counts"
+  | "give-ups count as retries"
+  | "gauges on a ticker";
 
 type State = "queued" | "in flight" | "in flight + dirty";
 
@@ -50,6 +64,14 @@ export class TimedQueue {
   #requests = 0;
   #shut = false;
   #cancel: (() => void) | undefined;
+  /** The metrics: counts, observations, and when each queued or in-flight item was queued or handed out. */
+  #adds = 0;
+  #retries = 0;
+  readonly #queuedAt = new Map<unknown, number>();
+  readonly #handedOutAt = new Map<unknown, number>();
+  readonly #queueDuration = { count: 0, sumMs: 0 };
+  readonly #workDuration = { count: 0, sumMs: 0 };
+  #lastCall = 0;
 
   constructor(options: SubjectOptions, defect?: TimedDefect) {
     if (options.clock === undefined) throw new TypeError("a timed queue needs a clock");
@@ -75,8 +97,26 @@ export class TimedQueue {
     return this.#shut;
   }
 
+  /** The metrics now, in milliseconds. */
+  metrics() {
+    const now = this.#defect === "gauges on a ticker" ? this.#lastCall : this.#clock.now();
+    const ages = [...this.#handedOutAt.values()].map((at) => now - at);
+    const total = (values: number[]) => values.reduce((a, b) => a + b, 0);
+    const dirty = [...this.#states.values()].filter((s) => s === "in flight + dirty").length;
+    return {
+      depth: this.#queue.length + (this.#defect === "depth counts dirty" ? dirty : 0),
+      adds: this.#adds,
+      retries: this.#retries,
+      queueDuration: { ...this.#queueDuration },
+      workDuration: { ...this.#workDuration },
+      unfinishedWorkMs: total(ages),
+      longestRunningMs: ages.reduce((a, b) => Math.max(a, b), 0),
+    };
+  }
+
   add(item: unknown): void {
     check(item);
+    this.#lastCall = this.#clock.now();
     if (this.#shut) return;
     if (this.#defect !== "add keeps the wait") this.#waits = this.#waits.filter((w) => w.item !== item);
     this.#enter(item);
@@ -96,27 +136,42 @@ export class TimedQueue {
   }
 
   get(): unknown {
+    this.#lastCall = this.#clock.now();
     if (this.#queue.length === 0) return undefined;
     const item = this.#queue.shift();
     this.#states.set(item, "in flight");
+    this.#queueDuration.count++;
+    this.#queueDuration.sumMs += this.#clock.now() - (this.#queuedAt.get(item) as number);
+    this.#queuedAt.delete(item);
+    this.#handedOutAt.set(item, this.#clock.now());
     return item;
   }
 
   done(item: unknown): void {
     check(item);
+    this.#lastCall = this.#clock.now();
     const state = this.#states.get(item);
+    if (state === "in flight" || state === "in flight + dirty") {
+      this.#workDuration.count++;
+      this.#workDuration.sumMs += this.#clock.now() - (this.#handedOutAt.get(item) as number);
+      this.#handedOutAt.delete(item);
+    }
     if (state === "in flight") this.#states.delete(item);
     if (state === "in flight + dirty") {
       this.#states.set(item, "queued");
       this.#queue.push(item);
+      if (!this.#queuedAt.has(item)) this.#queuedAt.set(item, this.#clock.now());
     }
   }
 
   retry(item: unknown): boolean {
     check(item);
+    this.#lastCall = this.#clock.now();
     const count = (this.#counts.get(item) ?? 0) + 1;
     this.#counts.set(item, count);
-    if (count >= this.#maxRetries || this.#shut) return false;
+    const givesUp = count >= this.#maxRetries || this.#shut;
+    if (!givesUp || this.#defect === "give-ups count as retries") this.#retries++;
+    if (givesUp) return false;
     const delay = this.#delayOf(count);
     if (delay > 0) this.#wait(item, delay);
     else this.add(item);
@@ -125,6 +180,7 @@ export class TimedQueue {
 
   forget(item: unknown): void {
     check(item);
+    this.#lastCall = this.#clock.now();
     this.#counts.delete(item);
   }
 
@@ -134,6 +190,7 @@ export class TimedQueue {
   }
 
   shutDown(): void {
+    this.#lastCall = this.#clock.now();
     this.#shut = true;
     if (this.#defect === "shutdown drops waits") {
       this.#waits = [];
@@ -164,10 +221,15 @@ export class TimedQueue {
 
   #enter(item: unknown): void {
     const state = this.#states.get(item);
+    if (state === undefined || state === "in flight" || this.#defect === "every add counts") this.#adds++;
     if (state === undefined) {
       this.#states.set(item, "queued");
       this.#queue.push(item);
-    } else if (state === "in flight") this.#states.set(item, "in flight + dirty");
+      this.#queuedAt.set(item, this.#clock.now());
+    } else if (state === "in flight") {
+      this.#states.set(item, "in flight + dirty");
+      if (this.#defect === "latency from the first add") this.#queuedAt.set(item, this.#clock.now());
+    }
   }
 
   /** Arms one timer for the earliest due time (one millisecond later with `late by one`). */
