@@ -8,21 +8,7 @@ import { describe, expect, test } from "vitest";
 import { MetricsModel } from "../../model/index.js";
 import { MetricsRecorder, type MetricsSink, VirtualClock, type WorkQueueMetrics } from "../../src/index.js";
 import { params } from "./settings.js";
-
-/** A sink that writes down every call it gets, and keeps the reading function it was given. */
-function recordingSink() {
-  const calls: string[] = [];
-  const sink: MetricsSink & { read?: () => WorkQueueMetrics } = {
-    add: () => calls.push("add"),
-    retry: () => calls.push("retry"),
-    observeQueueDuration: (ms) => calls.push(`queue ${ms}`),
-    observeWorkDuration: (ms) => calls.push(`work ${ms}`),
-    connect(read) {
-      sink.read = read;
-    },
-  };
-  return { sink, calls };
-}
+import { noMetrics, recordingSink } from "./sinks.js";
 
 type Step =
   | { readonly op: "count"; readonly kind: "added" | "retried" }
@@ -157,15 +143,7 @@ describe("the metrics recorder (§19)", () => {
   });
 
   test("reads nothing at first, and 0 for the gauges once nothing is in flight", () => {
-    const empty = {
-      depth: 0,
-      adds: 0,
-      retries: 0,
-      queueDuration: { count: 0, sumMs: 0 },
-      workDuration: { count: 0, sumMs: 0 },
-      unfinishedWorkMs: 0,
-      longestRunningMs: 0,
-    };
+    const empty = noMetrics;
     expect(new MetricsRecorder().read(0)).toEqual(empty);
     const recorder = new MetricsRecorder<number>();
     recorder.queued(1, 0);
