@@ -116,8 +116,11 @@ export class ClockModel {
 export function backoffModel(baseMs: number, maxMs: number): ModelRateLimiter<unknown> {
   return {
     when(_item, failures) {
-      // §18.2 as written; an exponent past 1000 changes nothing but could overflow 2 ** n to Infinity and 0 · Infinity to NaN.
-      return Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 1000));
+      // §18.2 as written: the base, doubled failures − 1 times. Doubling is exact, and 2,098 doublings take the
+      // smallest positive number (2^−1074) past every finite max, so more change nothing.
+      let delay = baseMs;
+      for (let n = 1; n < Math.min(failures, 2100); n++) delay *= 2;
+      return Math.min(maxMs, delay);
     },
   };
 }

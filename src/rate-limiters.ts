@@ -42,8 +42,9 @@ function assertDuration(name: string, value: unknown): asserts value is number {
 }
 
 /**
- * client-go's `ItemExponentialFailureRateLimiter` (§18.2): `baseMs · 2^(failures − 1)`, capped at `maxMs`. It never
- * overflows: a count so large that the power is `Infinity` gives `maxMs`, and `baseMs` 0 always gives 0.
+ * client-go's `ItemExponentialFailureRateLimiter` (§18.2): `baseMs · 2^(failures − 1)`, capped at `maxMs`, exact at
+ * every count: the power is never one number that overflows, so a tiny base still doubles up to `maxMs`, and
+ * `baseMs` 0 always gives 0.
  *
  * @param baseMs - The delay after the first failure, in milliseconds.
  * @param maxMs - The longest delay, in milliseconds.
@@ -58,8 +59,18 @@ function assertDuration(name: string, value: unknown): asserts value is number {
 export function exponentialBackoff(baseMs: number, maxMs: number): RateLimiter {
   assertDuration("baseMs", baseMs);
   assertDuration("maxMs", maxMs);
-  // `baseMs · Infinity` is `Infinity`, which `Math.min` caps; only `0 · Infinity` is NaN, hence the zero test.
-  return { when: (_item, failures) => (baseMs === 0 ? 0 : Math.min(baseMs * 2 ** (failures - 1), maxMs)) };
+  return {
+    when(_item, failures) {
+      // `0 · Infinity` is NaN, hence the zero test; any other base times `Infinity` is `Infinity`, which `min` caps.
+      if (baseMs === 0) return 0;
+      // 2^(failures − 1) as three factors of at most 2^1023 each: one power would be `Infinity` from 2^1024 on,
+      // while a subnormal base (2^−1074) times 2^1024 is still 2^−50. Three reach 2^2098 past any finite max.
+      const e = failures - 1;
+      const delay =
+        baseMs * 2 ** Math.min(e, 1023) * 2 ** Math.min(Math.max(e - 1023, 0), 1023) * 2 ** Math.max(e - 2046, 0);
+      return Math.min(delay, maxMs);
+    },
+  };
 }
 
 /**

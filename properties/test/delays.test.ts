@@ -504,5 +504,8 @@ describe("the model's time", () => {
     expect([1, 2, 3, 5, 6, 1000].map((n) => limiter.when("a", n, 0))).toEqual([5, 10, 20, 80, 100, 100]);
     expect(backoffModel(0, 100).when("a", 2000, 0)).toBe(0);
     expect(backoffModel(50, 10).when("a", 1, 0)).toBe(10);
+    expect(backoffModel(5e-324, 8.881784197001254e-16).when("a", 1025, 0)).toBe(2 ** -50);
+    expect(backoffModel(5e-324, Number.MAX_VALUE).when("a", 2048, 0)).toBe(2 ** 973);
+    expect(backoffModel(5e-324, 1).when("a", 1e15, 0)).toBe(1);
   });
 });

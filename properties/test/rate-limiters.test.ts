@@ -4,6 +4,7 @@
  */
 import * as fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { backoffModel } from "../../model/index.js";
 import {
   defaultControllerRateLimiter,
   exponentialBackoff,
@@ -20,7 +21,11 @@ const params = (count: number) => ({
   ...(seed === undefined ? {} : { seed }),
 });
 
-const ms = fc.double({ min: 0, max: 1e9, noNaN: true });
+// Subnormal and huge values too: a base of 5e-324 doubles 2,098 times before it passes the largest max.
+const ms = fc.oneof(
+  fc.double({ min: 0, max: 1e9, noNaN: true }),
+  fc.double({ min: 0, max: Number.MAX_VALUE, noNaN: true }),
+);
 const failures = fc.integer({ min: 1, max: 3000 });
 
 describe("exponentialBackoff (§18.2)", () => {
@@ -35,6 +40,15 @@ describe("exponentialBackoff (§18.2)", () => {
     expect(limiter.forget).toBeUndefined();
   });
 
+  test("doubles a subnormal base exactly past 2^1024 failures, up to any finite max (fast-check seed 55657051)", () => {
+    // 2^−1074 · 2^1024 is 2^−50, below this max: a power computed as one number is Infinity there, and answers max.
+    expect(exponentialBackoff(5e-324, 8.881784197001254e-16).when("x", 1025, 0)).toBe(2 ** -50);
+    // 2^−1074 · 2^2047 is 2^973, finite: the third factor of the power is needed to reach it.
+    expect(exponentialBackoff(5e-324, Number.MAX_VALUE).when("x", 2048, 0)).toBe(2 ** 973);
+    expect(exponentialBackoff(5e-324, Number.MAX_VALUE).when("x", 2099, 0)).toBe(Number.MAX_VALUE);
+    expect(exponentialBackoff(5e-324, 1).when("x", 1e15, 0)).toBe(1);
+  });
+
   test("is min(max, base · 2^(failures − 1)) by repeated doubling, never NaN or Infinity", () => {
     fc.assert(
       fc.property(ms, ms, failures, (base, max, n) => {
@@ -43,6 +57,15 @@ describe("exponentialBackoff (§18.2)", () => {
         const delay = exponentialBackoff(base, max).when("x", n, 0);
         expect(delay).toBe(Math.min(naive, max));
         expect(Number.isFinite(delay)).toBe(true);
+      }),
+      params(300),
+    );
+  });
+
+  test("answers what the model's backoff answers (model/clock-model.ts), at every base, max and count", () => {
+    fc.assert(
+      fc.property(ms, ms, failures, (base, max, n) => {
+        expect(exponentialBackoff(base, max).when("x", n, 0)).toBe(backoffModel(base, max).when("x", n, 0));
       }),
       params(300),
     );
