@@ -2,25 +2,33 @@
  * The last step of shrinking. fast-check shrinks the generated commands, and stops where removing any one of them
  * changes what the others do (a `done` of "the 2nd item in flight" names another item once an earlier `get` is
  * gone). The failing plan itself is made of concrete calls, so removing calls from it has no such knock-on effect:
- * this removes chunks of calls, then single calls, as long as the plan still fails and the profile still allows it.
+ * this removes chunks of calls, then single calls, then (in short plans) every window of 2 to 4 calls, as long as
+ * the plan still fails, cutting what is left where the profile stops allowing it.
  */
 import type { Plan, Profile } from "./commands.js";
 import type { Driver } from "./driver.js";
-import type { Backoff, Operation } from "./operation.js";
+import type { Backoff } from "./operation.js";
 import { perform } from "./subject.js";
 import { modelOf, type VerifyOptions, type Violation, verifyStarted } from "./verify.js";
 
-/** Whether `plan` is a sequence `profile` may make: in the contract profile, `done` and `retry` only of items held. */
-function allowed(plan: readonly Operation[], profile: Profile, maxRetries: number, backoff?: Backoff): boolean {
-  if (profile === "robust") return true;
+/**
+ * The longest prefix of `plan` that `profile` may make: in the contract profile, up to the first `done` or `retry`
+ * of an item not held. A removal can leave a later call without its `get` while the calls before it still fail.
+ */
+function allowedPrefix(plan: Plan, profile: Profile, maxRetries: number, backoff?: Backoff): Plan {
+  if (profile === "robust") return plan;
   const model = modelOf(maxRetries, backoff);
-  return plan.every((operation) => {
+  const end = plan.findIndex((operation) => {
     const held = operation.verb === "done" || operation.verb === "retry";
-    if (held && !model.stateOf(operation.item).startsWith("in flight")) return false;
+    if (held && !model.stateOf(operation.item).startsWith("in flight")) return true;
     perform(model, operation);
-    return true;
+    return false;
   });
+  return end < 0 ? plan : plan.slice(0, end);
 }
+
+/** Plans of at most this many calls are also tried without every window of 2 to 4 consecutive calls. */
+const windowed = 64;
 
 /** Where minimizing stops early. */
 export interface MinimizeLimits {
@@ -32,10 +40,10 @@ export interface MinimizeLimits {
 
 /**
  * Removes calls from the plan of `violation` while the implementation still breaks an invariant on what is left:
- * halves, quarters, … of the plan, then single calls until no single call can go. Resolves with the shortest
+ * halves, quarters, … of the plan, then single calls until no single call can go, then in a plan of at most 64
+ * calls every window of 4, 3 and 2 calls; then lowers `maxRetries` and starts over. Resolves with the shortest
  * violation found, how many removals it took, how many calls the attempts made, and whether the deadline stopped
- * it before no single call could go. Each attempt is one run on a
- * fresh queue; a removal is kept only if that run fails, so an implementation that answers differently from run to
+ * it before nothing more could go. Each attempt is one run on a fresh queue; a removal is kept only if that run fails, so an implementation that answers differently from run to
  * run at worst keeps the plan as it was.
  */
 export async function minimize(
@@ -56,21 +64,25 @@ export async function minimize(
     stopped ||= limits.deadline !== undefined && performance.now() > limits.deadline;
     return stopped;
   };
-  /** One pass removing chunks of `size` calls; whether it removed any. */
-  const pass = async (size: number): Promise<boolean> => {
+  /** One run of `plan` on a fresh queue: the violation, if it still fails. */
+  const attempt = (plan: Plan, maxRetries: number, backoff: Backoff | undefined) => {
+    runs++;
+    commands += plan.length;
+    return verifyStarted(driver.start(maxRetries, plan, backoff), maxRetries, plan, options, backoff);
+  };
+  /**
+   * One pass removing `size` calls at a time, from starts `stride` apart; whether it removed any. What is left is cut
+   * at the first call the profile does not allow there.
+   */
+  const pass = async (size: number, stride = size): Promise<boolean> => {
     const before = removals;
     for (let start = 0; start < best.steps.length && !stop(); ) {
-      const plan: Plan = best.steps.map((step) => step.operation);
-      plan.splice(start, size);
-      if (plan.length === 0 || !allowed(plan, profile, best.maxRetries, best.backoff)) {
-        start += size;
-        continue;
-      }
-      runs++;
-      commands += plan.length;
+      const removed: Plan = best.steps.map((step) => step.operation);
+      removed.splice(start, size);
       const { maxRetries, backoff } = best;
-      const shorter = await verifyStarted(driver.start(maxRetries, plan, backoff), maxRetries, plan, options, backoff);
-      if (shorter === undefined) start += size;
+      const plan = allowedPrefix(removed, profile, maxRetries, backoff);
+      const shorter = plan.length === 0 ? undefined : await attempt(plan, maxRetries, backoff);
+      if (shorter === undefined) start += stride;
       else {
         best = shorter;
         removals++;
@@ -85,12 +97,14 @@ export async function minimize(
   const lower = async (): Promise<boolean> => {
     const ceiling = Math.min(best.maxRetries, 7);
     for (let lowered = 0; lowered < ceiling && !stop(); lowered++) {
-      const plan: Plan = best.steps.map((step) => step.operation);
-      if (!allowed(plan, profile, lowered, best.backoff)) continue;
-      runs++;
-      commands += plan.length;
       const { backoff } = best;
-      const failing = await verifyStarted(driver.start(lowered, plan, backoff), lowered, plan, options, backoff);
+      const plan = allowedPrefix(
+        best.steps.map((step) => step.operation),
+        profile,
+        lowered,
+        backoff,
+      );
+      const failing = plan.length === 0 ? undefined : await attempt(plan, lowered, backoff);
       if (failing === undefined) continue;
       best = failing;
       removals++;
@@ -99,7 +113,17 @@ export async function minimize(
     return false;
   };
   for (let size = best.steps.length >> 1; size > 1; size >>= 1) await pass(size);
-  do while ((await pass(1)) && !stop());
-  while (!stop() && (await lower()));
+  // Single calls, then windows, and again after each lowering of maxRetries, until nothing more goes.
+  do {
+    while ((await pass(1)) && !stop());
+    // A few calls that only matter together (a get, the retry of what it got and its done) go only together, and
+    // chunks at fixed starts miss them; in a short plan every window of 2 to 4 calls is cheap to try.
+    let again = best.steps.length <= windowed;
+    while (again && !stop()) {
+      again = false;
+      for (const size of [4, 3, 2]) if (await pass(size, 1)) again = true;
+      if (again) while ((await pass(1)) && !stop());
+    }
+  } while (!stop() && (await lower()));
   return { violation: best, removals, runs, commands, stopped };
 }

@@ -62,6 +62,25 @@ test.each(cases)(
   },
 );
 
+test.each([
+  ["doneAlwaysRequeues", 21],
+  ["lifo", 59],
+] as const)(
+  "shrinks %s to 3 calls where a get, the retry of what it got and its done only go together (seed %i)",
+  async (name, fixed) => {
+    // Both seeds once ended at 6 calls: add, get, retry, done, …; removing one of the three left a done of an item
+    // not held, and chunks at fixed starts never removed the three at once.
+    const report = await checkConformance(wrong[name], {
+      profile: "contract",
+      seed: fixed,
+      runs: 400,
+      shrinkTimeMs: 600_000,
+    });
+    expect(report.counterexample?.steps.length).toBe(3);
+    expect(report.counterexample?.minimal).toBe(true);
+  },
+);
+
 test("a queue whose shutDown only sets a flag is rejected when checked with shutDown", async () => {
   const report = await checkConformance(wrong.shutDownOnlySetsAFlag, { shutDown: true, seed, shape, runs: runs(400) });
   expect(report.counterexample?.invariant.name).toBe(named("while shutting down"));
