@@ -7,6 +7,7 @@ import { type Delays, replayPathOf, type Scenario, type Shape, scenario } from "
 import type { Plan, Profile } from "./commands.js";
 import type { Coverage } from "./coverage.js";
 import { type Driver, inProcess, type Observation, type Observe } from "./driver.js";
+import { probeIndependence } from "./independence.js";
 import { type Invariant, invariants } from "./invariants.js";
 import { minimize } from "./minimize.js";
 import { planOf } from "./plan.js";
@@ -150,6 +151,10 @@ export interface Counterexample {
   /** The token that replays exactly this counterexample: pass it back as the `replay` option. */
   readonly replay: string;
 }
+
+/** What a report adds to a counterexample whose calls did not fail when they were made again on a fresh queue. */
+const onceMore =
+  " (but these calls kept every invariant when made once more on another fresh queue: the queue's answers depend on more than the calls shown, such as state shared between queues, the time or chance)";
 
 /** Thrown inside the property so that fast-check shrinks the sequence and hands the violation back. */
 class ViolationError extends Error {
@@ -303,6 +308,19 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
   };
   const base = { profile, invariants, seed, items: universeName(options) };
   const report = () => ({ ...base, unchecked: views.filter((view) => !seen.has(view)) });
+  const tokenOf = (fields: Pick<Replay, "path" | "replayPath" | "removals" | "minimal">) =>
+    encodeReplay({ ...replayOptionsOf(options), seed, ...fields });
+  const compare = { compareMessages: verifyOptions.compareMessages };
+  // Before the survey, and before a replay too, so that a replay of its counterexample reports it again.
+  const shared = await probeIndependence(driver, (options.items ?? stringItems).few, compare);
+  if (shared !== undefined) {
+    runs += 2;
+    commands += 2 * shared.plan.length;
+    const unshrunk = { shrinks: 0, minimal: false, shrinkMs: 0, shrinkRuns: 0, shrinkCommands: 0 };
+    const again = tokenOf({ path: "0", replayPath: "", removals: 0, minimal: false });
+    const counterexample = { ...shared.violation, ...unshrunk, replay: again };
+    return { ...report(), runs, commands, verdict: "does not conform", counterexample };
+  }
   let surveyed: SurveyResult | undefined;
   if (replay === undefined) {
     const inputs = fc.sample(runsOf(options, undefined), { numRuns: options.runs ?? 100, seed });
@@ -345,8 +363,6 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     ...(replay === undefined ? { interruptAfterTimeLimit: Math.ceil(budget / 2) } : {}),
   });
   if (broken !== undefined) throw broken.error;
-  const tokenOf = (fields: Pick<Replay, "path" | "replayPath" | "removals" | "minimal">) =>
-    encodeReplay({ ...replayOptionsOf(options), seed, ...fields });
   if (!details.failed || details.counterexample === null) {
     // The implementation answered differently the second time, or the budget ran out before fast-check ran the
     // failing run again: report the survey's run as it failed, unshrunk.
@@ -360,7 +376,8 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
       shrinkCommands,
     };
     const again = tokenOf({ path, replayPath: "", removals: 0, minimal: false });
-    return { ...failed(), counterexample: { ...violation, ...unshrunk, replay: again } };
+    const detail = details.interrupted ? violation.detail : `${violation.detail}${onceMore}`;
+    return { ...failed(), counterexample: { ...violation, detail, ...unshrunk, replay: again } };
   }
   if (!(details.errorInstance instanceof ViolationError)) throw details.errorInstance;
   const [input] = details.counterexample ?? [];
@@ -374,6 +391,13 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     { compareMessages: verifyOptions.compareMessages },
     replay === undefined ? { deadline: shrinkStart + budget } : { removals: replay.removals },
   );
+  // Run once more on another fresh queue: a counterexample that passes there depends on more than its calls.
+  const shrunk = minimized.violation;
+  const plan = shrunk.steps.map((step) => step.operation);
+  const started = driver.start(shrunk.maxRetries, plan, shrunk.backoff);
+  const repeated = await verifyStarted(started, shrunk.maxRetries, plan, compare, shrunk.backoff);
+  shrinking(plan);
+  const detail = repeated === undefined ? `${shrunk.detail}${onceMore}` : shrunk.detail;
   const minimal = replay?.minimal ?? (!details.interrupted && !minimized.stopped);
   const again = tokenOf({
     path: details.counterexamplePath ?? path,
@@ -382,7 +406,8 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     minimal,
   });
   const counterexample = {
-    ...minimized.violation,
+    ...shrunk,
+    detail,
     shrinks: details.numShrinks + minimized.removals,
     minimal,
     shrinkMs: performance.now() - shrinkStart,

@@ -81,6 +81,65 @@ test.each([
   },
 );
 
+test.each([
+  ["failuresSharedByQueues", "contract", 1],
+  ["failuresSharedByQueues", "robust", 1],
+  ["processingSharedByQueues", "contract", 2],
+] as const)(
+  "the gate reports that %s's queues share state (%s profile), not a bug of its calls",
+  async (name, profile, length) => {
+    const report = await checkConformance(wrong[name], { profile, seed, shape, runs: runs(100) });
+    expect(report.verdict).toBe("does not conform");
+    expect(report.counterexample?.invariant.name).toBe(
+      "each queue the factory makes starts empty and is independent of the others",
+    );
+    expect(report.counterexample?.invariant.rule).toBe("§3.5");
+    expect(report.counterexample?.detail).toMatch(
+      /^two fresh queues were given the same calls, and answered call \d+, .+, differently: the first /,
+    );
+    expect(report.counterexample?.steps.length).toBe(length);
+    expect(report.counterexample?.minimal).toBe(false);
+  },
+);
+
+test("replaying the token of a shared-state counterexample runs the probe again, before anything else", async () => {
+  // The shared counts only grow, so two fresh queues differ again; state that stops changing would not show.
+  const report = await checkConformance(wrong.failuresSharedByQueues, { seed, shape, runs: 1 });
+  const again = await checkConformance(wrong.failuresSharedByQueues, { shape, replay: report.counterexample?.replay });
+  expect(again.counterexample?.invariant.rule).toBe("§3.5");
+  expect(again.runs).toBe(2);
+});
+
+test("queues that keep to themselves pass the independence probe: the reference and the naive queue", async () => {
+  for (const factory of [wrong.naive, (options: { maxRetries: number }) => new WorkQueue(options)]) {
+    const report = await checkConformance(factory, { seed, shape, runs: runs(20) });
+    expect(report.verdict).toBe("conforms");
+  }
+});
+
+test("a counterexample that does not fail when run again is reported with a note saying so", async () => {
+  // The 100th get made on any of its queues answers nothing: the survey finds it, and no later run fails again.
+  let gets = 0;
+  const once: SubjectFactory<unknown> = (options) => {
+    const queue = wrong.naive(options) as unknown as { get(): unknown };
+    const get = queue.get.bind(queue);
+    queue.get = () => (++gets === 100 ? undefined : get());
+    return queue as never;
+  };
+  // A budget no machine runs out of: fast-check's second run of the failing sequence must end, not be cut short.
+  const report = await checkConformance(once, {
+    profile: "contract",
+    seed,
+    shape,
+    runs: runs(400),
+    shrinkTimeMs: 600_000,
+  });
+  expect(report.verdict).toBe("does not conform");
+  expect(report.counterexample?.detail).toMatch(
+    /\(but these calls kept every invariant when made once more on another fresh queue: the queue's answers depend on more than the calls shown/,
+  );
+});
+
 test("a queue whose shutDown only sets a flag is rejected when checked with shutDown", async () => {
   const report = await checkConformance(wrong.shutDownOnlySetsAFlag, { shutDown: true, seed, shape, runs: runs(400) });
   expect(report.counterexample?.invariant.name).toBe(named("while shutting down"));

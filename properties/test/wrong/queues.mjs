@@ -459,3 +459,36 @@ export const compactionDropsDirtyMarks = make(
     }
   },
 );
+
+/** One failure table for every queue, at module level: a queue starts with the counts other queues left. */
+const failureTable = new Map();
+export const failuresSharedByQueues = make(
+  class extends Naive {
+    constructor(options) {
+      super(options);
+      this.counts = failureTable;
+    }
+  },
+);
+
+/** The items being processed in a static field, shared by every queue: one queue's in-flight item is dirty in the next. */
+export const processingSharedByQueues = make(
+  class extends Naive {
+    static processing = new Set();
+    add(item) {
+      this.check(item);
+      if (this.constructor.processing.has(item)) this.states.set(item, DIRTY);
+      else super.add(item);
+    }
+    get() {
+      const item = super.get();
+      if (item !== undefined) this.constructor.processing.add(item);
+      return item;
+    }
+    done(item) {
+      this.check(item);
+      if (this.states.get(item) === IN_FLIGHT) this.constructor.processing.delete(item);
+      super.done(item);
+    }
+  },
+);
