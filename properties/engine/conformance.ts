@@ -6,6 +6,7 @@ import * as fc from "fast-check";
 import { type Delays, replayPathOf, type Scenario, type Shape, scenario } from "./arbitraries.js";
 import type { Plan, Profile } from "./commands.js";
 import type { Coverage } from "./coverage.js";
+import { diagnose } from "./diagnose.js";
 import { type Driver, inProcess, type Observation, type Observe } from "./driver.js";
 import { probeIndependence } from "./independence.js";
 import { type Invariant, invariants } from "./invariants.js";
@@ -391,8 +392,9 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     { compareMessages: verifyOptions.compareMessages },
     replay === undefined ? { deadline: shrinkStart + budget } : { removals: replay.removals },
   );
+  const diagnosed = await diagnose(minimized.violation, driver);
   // Run once more on another fresh queue: a counterexample that passes there depends on more than its calls.
-  const shrunk = minimized.violation;
+  const shrunk = diagnosed.violation;
   const plan = shrunk.steps.map((step) => step.operation);
   const started = driver.start(shrunk.maxRetries, plan, shrunk.backoff);
   const repeated = await verifyStarted(started, shrunk.maxRetries, plan, compare, shrunk.backoff);
@@ -411,8 +413,8 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     shrinks: details.numShrinks + minimized.removals,
     minimal,
     shrinkMs: performance.now() - shrinkStart,
-    shrinkRuns: shrinkRuns + minimized.runs,
-    shrinkCommands: shrinkCommands + minimized.commands,
+    shrinkRuns: shrinkRuns + minimized.runs + diagnosed.runs,
+    shrinkCommands: shrinkCommands + minimized.commands + diagnosed.commands,
     replay: again,
   };
   return { ...failed(), counterexample };

@@ -247,6 +247,15 @@ export const invariants: readonly Invariant[] = [
     },
   },
   {
+    name: "nothing queued is lost: get hands out an item whenever one is queued",
+    rule: "§4.1, §5.2",
+    check(f) {
+      if (f.operation.verb !== "get" || f.expected.kind !== "value" || f.expected.value === undefined) return undefined;
+      if (f.actual.kind !== "value" || f.actual.value !== undefined) return undefined;
+      return `get() answered undefined, but ${showValue(f.expected.value)} was queued and the oldest`;
+    },
+  },
+  {
     name: "the queue holds no duplicate and nothing in flight",
     rule: "§10.2",
     check(f) {

@@ -34,15 +34,20 @@ const cases: [keyof typeof wrongQueues, Profile, string, number][] = [
   ["offByOneGiveUp", "contract", named("retry gives up exactly"), 3],
   ["forgetDoesNothing", "robust", named("a failure count counts"), 3],
   ["lifo", "contract", named("items are handed out in the order"), 3],
-  ["ringBufferBreaksOnGrow", "contract", named("every answer equals"), 16],
-  ["emptyStringIsNothing", "contract", named("every answer equals"), 1],
+  ["ringBufferBreaksOnGrow", "contract", named("nothing queued is lost"), 16],
+  ["emptyStringIsNothing", "contract", named("nothing queued is lost"), 1],
   ["sharedFailureCount", "robust", named("a failure count counts"), 3],
   ["doneDuplicatesQueued", "robust", named("the queue holds no duplicate"), 2],
   ["addWhileInFlightQueues", "contract", named("the queue holds no duplicate"), 3],
   ["failuresResetOnDone", "robust", named("a failure count counts"), 3],
-  ["plainObjectStates", "contract", named("every answer equals"), 2],
+  ["plainObjectStates", "contract", named("nothing queued is lost"), 2],
   ["doneAlwaysRequeues", "contract", named("every add while in flight"), 3],
   ["dirtyMarkNeverCleared", "contract", named("every add while in flight"), 10],
+  // What a wrong size means, told apart by draining a fresh queue given the same calls:
+  ["sizeCountsInFlight", "contract", named("every answer equals"), 2],
+  ["getLeavesItemQueued", "contract", named("the queue holds no duplicate"), 2],
+  ["dropsPastThree", "contract", named("nothing queued is lost"), 4],
+  ["getMissesTheLastItem", "contract", named("nothing queued is lost"), 2],
 ];
 
 test.each(cases)(
@@ -138,6 +143,23 @@ test("a counterexample that does not fail when run again is reported with a note
   expect(report.counterexample?.detail).toMatch(
     /\(but these calls kept every invariant when made once more on another fresh queue: the queue's answers depend on more than the calls shown/,
   );
+});
+
+test.each([
+  ["sizeCountsInFlight", /only the size it shows is wrong \(§9\.1\)/],
+  ["getLeavesItemQueued", /: the queue held .+, which is in flight \(after these calls, get\(\) on a fresh queue/],
+  ["doneDuplicatesQueued", /: the queue held .+ twice \(/],
+  ["dropsPastThree", /: the queue no longer held .+, which was queued \(/],
+] as const)("the diagnosis of %s says what the queue held against what the model holds", async (name, said) => {
+  const report = await checkConformance(wrong[name], {
+    profile: "robust",
+    seed,
+    shape,
+    runs: runs(400),
+    items: stringItems,
+  });
+  expect(report.counterexample?.detail).toMatch(said);
+  expect(report.counterexample?.detail).toMatch(/the model has .+ queued\)?$/);
 });
 
 test("a queue whose shutDown only sets a flag is rejected when checked with shutDown", async () => {

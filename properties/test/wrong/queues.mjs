@@ -492,3 +492,48 @@ export const processingSharedByQueues = make(
     }
   },
 );
+
+/** size counts the items in flight too: the view is wrong, and only the view. */
+export const sizeCountsInFlight = make(
+  class extends Naive {
+    get size() {
+      return this.queue.length + [...this.states.values()].filter((state) => state !== QUEUED).length;
+    }
+  },
+);
+
+/** get answers the oldest item but leaves it queued: the next get hands it out again while it is in flight. */
+export const getLeavesItemQueued = make(
+  class extends Naive {
+    get() {
+      if (this.queue.length === 0) return undefined;
+      const [item] = this.queue;
+      this.states.set(item, IN_FLIGHT);
+      return item;
+    }
+  },
+);
+
+/** A bounded buffer of 3 that drops what comes after, silently: the fourth item added is lost. */
+export const dropsPastThree = make(
+  class extends Naive {
+    add(item) {
+      this.check(item);
+      if (this.states.get(item) === undefined && this.queue.length >= 3) {
+        this.states.set(item, QUEUED);
+        return;
+      }
+      super.add(item);
+    }
+  },
+);
+
+/** get's emptiness test is off by one: with one item queued it answers undefined, and the item stays queued. */
+export const getMissesTheLastItem = make(
+  class extends Naive {
+    get() {
+      if (this.queue.length <= 1) return undefined;
+      return super.get();
+    }
+  },
+);
