@@ -2,12 +2,13 @@
  * The last step of shrinking. fast-check shrinks the generated commands, and stops where removing any one of them
  * changes what the others do (a `done` of "the 2nd item in flight" names another item once an earlier `get` is
  * gone). The failing plan itself is made of concrete calls, so removing calls from it has no such knock-on effect:
- * this removes chunks of calls, then single calls, then (in short plans) every window of 2 to 4 calls, as long as
- * the plan still fails, cutting what is left where the profile stops allowing it.
+ * this removes every call of one verb, the calls on groups of items, chunks of calls, single calls, then (in short
+ * plans) every window of 2 to 4 calls, and renames items to the fewest distinct ones, as long as the plan still
+ * fails, cutting what is left where the profile stops allowing it.
  */
 import type { Plan, Profile } from "./commands.js";
 import type { Driver } from "./driver.js";
-import type { Backoff } from "./operation.js";
+import { type Backoff, type Operation, sameItem } from "./operation.js";
 import { perform } from "./subject.js";
 import { modelOf, type VerifyOptions, type Violation, verifyStarted } from "./verify.js";
 
@@ -25,6 +26,20 @@ function allowedPrefix(plan: Plan, profile: Profile, maxRetries: number, backoff
     return false;
   });
   return end < 0 ? plan : plan.slice(0, end);
+}
+
+/** The distinct items of `plan` (§1.1), in the order they are first used. */
+function itemsOf(plan: Plan): unknown[] {
+  const items: unknown[] = [];
+  for (const operation of plan) {
+    if ("item" in operation && !items.some((item) => sameItem(item, operation.item))) items.push(operation.item);
+  }
+  return items;
+}
+
+/** Whether `operation` is a call on one of `items`. */
+function onAny(operation: Operation, items: readonly unknown[]): boolean {
+  return "item" in operation && items.some((item) => sameItem(item, operation.item));
 }
 
 /** Plans of at most this many calls are also tried without every window of 2 to 4 consecutive calls. */
@@ -90,6 +105,57 @@ export async function minimize(
     }
     return removals > before;
   };
+  /** The plan of the shortest violation so far. */
+  const planOfBest = (): Plan => best.steps.map((step) => step.operation);
+  /** Tries `plan`, cut where the profile stops allowing it; keeps it if it still fails. Whether it did. */
+  const keep = async (changed: Plan): Promise<boolean> => {
+    const { maxRetries, backoff } = best;
+    const plan = allowedPrefix(changed, profile, maxRetries, backoff);
+    const failing = plan.length === 0 ? undefined : await attempt(plan, maxRetries, backoff);
+    if (failing === undefined) return false;
+    best = failing;
+    removals++;
+    return true;
+  };
+  /** Removes every call of one verb at a time: the noise of a long history often goes in one attempt. */
+  const verbs = async (): Promise<void> => {
+    for (const verb of ["forget", "retry", "done", "add", "get", "addAfter", "advance", "shutDown"] as const) {
+      const plan = planOfBest();
+      if (stop() || !plan.some((operation) => operation.verb === verb)) continue;
+      await keep(plan.filter((operation) => operation.verb !== verb));
+    }
+  };
+  /**
+   * Changes the calls on the plan's items, `size` items at a time, but never those on the failing call's item:
+   * `remove` drops them, `rename` makes them calls on the first of the plan's items, so that a counterexample uses
+   * the fewest distinct items. Whether it changed any.
+   */
+  const items = async (size: number, how: "remove" | "rename"): Promise<boolean> => {
+    const before = removals;
+    for (let start = 0; !stop(); ) {
+      const plan = planOfBest();
+      const last = plan.at(-1) as Operation;
+      const all = itemsOf(plan);
+      const [first] = all;
+      const spared = "item" in last ? [last.item, ...(how === "rename" ? [first] : [])] : [first];
+      const chosen = all.filter((item) => !onAny({ verb: "add", item }, spared)).slice(start, start + size);
+      if (chosen.length === 0) break;
+      const changed =
+        how === "remove"
+          ? plan.filter((operation) => !onAny(operation, chosen))
+          : plan.map((operation) => (onAny(operation, chosen) ? { ...operation, item: first } : operation));
+      if (!(await keep(changed as Plan))) start += size;
+    }
+    return removals > before;
+  };
+  /** The items passes, halving the number of items changed at once, down to one. */
+  const bisect = async (how: "remove" | "rename"): Promise<boolean> => {
+    let changed = false;
+    for (let size = Math.ceil(itemsOf(planOfBest()).length / 2); size >= 1 && !stop(); size = size >> 1) {
+      if (await items(size, how)) changed = true;
+    }
+    return changed;
+  };
   /**
    * Lowers `maxRetries` to the smallest value, from 0 up, at which the plan still fails and the profile still
    * allows it: a bug that shows with a bound of 3 usually shows with 0, in fewer calls. Counts as one removal.
@@ -112,8 +178,10 @@ export async function minimize(
     }
     return false;
   };
+  await verbs();
+  await bisect("remove");
   for (let size = best.steps.length >> 1; size > 1; size >>= 1) await pass(size);
-  // Single calls, then windows, and again after each lowering of maxRetries, until nothing more goes.
+  // Single calls, then windows, then fewer items, and again after each lowering of maxRetries, until nothing goes.
   do {
     while ((await pass(1)) && !stop());
     // A few calls that only matter together (a get, the retry of what it got and its done) go only together, and
@@ -124,6 +192,7 @@ export async function minimize(
       for (const size of [4, 3, 2]) if (await pass(size, 1)) again = true;
       if (again) while ((await pass(1)) && !stop());
     }
+    if (!stop() && (await bisect("rename"))) while ((await pass(1)) && !stop());
   } while (!stop() && (await lower()));
   return { violation: best, removals, runs, commands, stopped };
 }

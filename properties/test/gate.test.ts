@@ -123,12 +123,18 @@ test("queues that keep to themselves pass the independence probe: the reference 
 });
 
 test("a counterexample that does not fail when run again is reported with a note saying so", async () => {
-  // The 100th get made on any of its queues answers nothing: the survey finds it, and no later run fails again.
+  // From the 100th get made on any of its queues on, the first get that has an item to hand out answers nothing:
+  // the survey finds it, and no later run fails again.
   let gets = 0;
+  let fired = false;
   const once: SubjectFactory<unknown> = (options) => {
-    const queue = wrong.naive(options) as unknown as { get(): unknown };
+    const queue = wrong.naive(options) as unknown as { get(): unknown; size: number };
     const get = queue.get.bind(queue);
-    queue.get = () => (++gets === 100 ? undefined : get());
+    queue.get = () => {
+      if (++gets < 100 || fired || queue.size === 0) return get();
+      fired = true;
+      return undefined;
+    };
     return queue as never;
   };
   // A budget no machine runs out of: fast-check's second run of the failing sequence must end, not be cut short.
