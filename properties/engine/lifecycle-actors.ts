@@ -8,10 +8,10 @@ import type * as fc from "fast-check";
 import { type ClockModel, LifecycleModel } from "../../model/index.js";
 import { compareDrain, compareTake, type DrainRecord, type TakeRecord } from "./lifecycle-compare.js";
 import { lifecycleRules as rules } from "./lifecycle-rules.js";
-import { Run } from "./lifecycle-run.js";
+import type { Run } from "./lifecycle-run.js";
 import type { Consumer, Features, LifecycleScenario, LifecycleSubject, Production } from "./lifecycle-scenario.js";
 import { showValue } from "./render.js";
-import { flush, type Tracked, track } from "./turns.js";
+import { flush, promised, type Tracked, track } from "./turns.js";
 
 /** The views compared after every step, when the queue shows them. */
 export const lifecycleViews = ["size", "inFlight", "shuttingDown", "waiting"] as const;
@@ -19,17 +19,8 @@ export const lifecycleViews = ["size", "inFlight", "shuttingDown", "waiting"] as
 /** How far the clock moves at the end of a run, so that everything waiting falls due (delays are 1 to 3 ms). */
 const endOfTime = 10;
 
-/** Calls `thunk`, or a promise that rejects with what it threw. */
-function promised<V>(thunk: () => PromiseLike<V>): Promise<V> {
-  try {
-    return Promise.resolve(thunk());
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
-
 /** One run: the queue and the model side by side, and the actors that call them. */
-class LifecycleRun {
+export class LifecycleRun {
   readonly model: LifecycleModel<string>;
   readonly #takes: TakeRecord[] = [];
   readonly #drains: DrainRecord[] = [];
@@ -282,36 +273,5 @@ class LifecycleRun {
     // Consumers that stopped may rightly have left items queued: the drains that still wait are withdrawn, and
     // each must then let go of its signal.
     for (const d of this.#drains) if (d.tracked.state === "pending") this.#withdraw(d, "end of the run");
-  }
-}
-
-/**
- * Runs `scenario` under the scheduler `s` on `queue`, checking it against the model of the lifecycle before every
- * step. Throws a `LifecycleViolation` naming the first broken rule.
- */
-export async function runLifecycle(
-  s: fc.Scheduler,
-  scenario: LifecycleScenario,
-  queue: LifecycleSubject,
-  features: Features,
-  clock: ClockModel | undefined,
-  seen: Set<string>,
-): Promise<void> {
-  const run = new Run(s);
-  try {
-    const it = new LifecycleRun(run, scenario, queue, features, clock, seen);
-    for (const [p, steps] of scenario.producers.entries()) it.produce(steps, p);
-    for (const [c, consumer] of scenario.consumers.entries()) it.consume(consumer, c);
-    if (scenario.shutDown === "shutDown") run.at("shutDown()", () => it.shutDown("shutDown()"));
-    const drains = scenario.shutDown === "shutDownWithDrain" ? [false, ...scenario.drains] : scenario.drains;
-    for (const [d, aborts] of drains.entries()) {
-      const name = `shutDownWithDrain() #${d + 1}`;
-      run.at(name, () => it.drain(name, aborts));
-    }
-    for (const ms of scenario.advances) run.at(`advance(${ms})`, () => it.advance(ms));
-    await it.end(s);
-    await run.finish();
-  } finally {
-    run.close();
   }
 }

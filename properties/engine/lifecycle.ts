@@ -6,12 +6,13 @@
 import * as fc from "fast-check";
 import { ClockModel } from "../../model/index.js";
 import { OptionError } from "./errors.js";
-import { lifecycleViews, runLifecycle } from "./lifecycle-actors.js";
+import { LifecycleRun, lifecycleViews } from "./lifecycle-actors.js";
 import { type LifecycleRule, lifecycleRules } from "./lifecycle-rules.js";
-import { LifecycleViolation } from "./lifecycle-run.js";
+import { LifecycleViolation, Run } from "./lifecycle-run.js";
 import {
   type Features,
   type LifecycleFactory,
+  type LifecycleScenario,
   type LifecycleSubject,
   lifecycleScenario,
 } from "./lifecycle-scenario.js";
@@ -90,6 +91,37 @@ export interface LifecycleReport {
   readonly unchecked: readonly string[];
   /** On failure: the shortest failing run found. */
   readonly counterexample?: LifecycleCounterexample | undefined;
+}
+
+/**
+ * Runs `scenario` under the scheduler `s` on `queue`, checking it against the model of the lifecycle before every
+ * step. Throws a `LifecycleViolation` naming the first broken rule.
+ */
+async function runLifecycle(
+  s: fc.Scheduler,
+  scenario: LifecycleScenario,
+  queue: LifecycleSubject,
+  features: Features,
+  clock: ClockModel | undefined,
+  seen: Set<string>,
+): Promise<void> {
+  const run = new Run(s);
+  try {
+    const it = new LifecycleRun(run, scenario, queue, features, clock, seen);
+    for (const [p, steps] of scenario.producers.entries()) it.produce(steps, p);
+    for (const [c, consumer] of scenario.consumers.entries()) it.consume(consumer, c);
+    if (scenario.shutDown === "shutDown") run.at("shutDown()", () => it.shutDown("shutDown()"));
+    const drains = scenario.shutDown === "shutDownWithDrain" ? [false, ...scenario.drains] : scenario.drains;
+    for (const [d, aborts] of drains.entries()) {
+      const name = `shutDownWithDrain() #${d + 1}`;
+      run.at(name, () => it.drain(name, aborts));
+    }
+    for (const ms of scenario.advances) run.at(`advance(${ms})`, () => it.advance(ms));
+    await it.end(s);
+    await run.finish();
+  } finally {
+    run.close();
+  }
 }
 
 const prefix = "lifecycle-1";

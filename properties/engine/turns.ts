@@ -27,3 +27,12 @@ export function track<V>(promise: Promise<V>, onSettle: (tracked: Tracked<V>) =>
   );
   return tracked;
 }
+
+/** Calls `thunk`, or a promise that rejects with what it threw. */
+export function promised<V>(thunk: () => PromiseLike<V>): Promise<V> {
+  try {
+    return Promise.resolve(thunk());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}

@@ -5,15 +5,16 @@
  * rejection, nothing left pending.
  */
 import * as fc from "fast-check";
-import { LifecycleModel, type WorkerCall, workerCalls } from "../../../model/index.js";
+import { LifecycleModel } from "../../../model/index.js";
 import { runWorkers, WorkQueue } from "../../../src/index.js";
 import { maxRetries } from "../../engine/arbitraries.js";
-import { compareDrain, compareTake, type DrainRecord, type TakeRecord } from "../../engine/lifecycle-compare.js";
+import { compareDrain, compareTake, type DrainRecord } from "../../engine/lifecycle-compare.js";
 import { Run } from "../../engine/lifecycle-run.js";
 import { showValue } from "../../engine/render.js";
 import { flush, type Tracked, track } from "../turns.js";
 import { lifecycle } from "./invariants.js";
 import { Ledger } from "./ledger.js";
+import { ModelLoop } from "./loop.js";
 
 /** How a call of the handler ends: a promise that resolves or rejects when the scheduler says, or at once. */
 export type Outcome = "resolves" | "rejects" | "throws" | "returns";
@@ -77,13 +78,6 @@ export type WorkersQueue = Pick<
   | "get"
 >;
 
-/** What a worker called for a key since its handler ended, and what the model says it must call (§15.1). */
-interface Calls {
-  readonly calls: WorkerCall[];
-  readonly succeeded: boolean;
-  requeued: boolean;
-}
-
 /** One run: the queue, the books, and the handler and callbacks the workers call. */
 class WorkersRun {
   readonly queue: WorkersQueue;
@@ -93,10 +87,8 @@ class WorkersRun {
   readonly drains: Drain[] = [];
   /** The model of the lifecycle, called as the queue is: by the producers, the stops, and the workers' loop. */
   readonly model: LifecycleModel<string>;
-  /** The workers' takes, on the queue and on the model. */
-  readonly takes: TakeRecord[] = [];
-  /** What each key's worker called since its handler ended. */
-  readonly #after = new Map<string, Calls>();
+  /** The queue as the workers' loop sees it, mirrored on the model. */
+  readonly mirror: ModelLoop;
   #calls = 0;
   #thrown = 0;
 
@@ -109,65 +101,15 @@ class WorkersRun {
     this.model = new LifecycleModel<string>({ maxRetries: scenario.maxRetries });
     this.ledger = new Ledger(() => run.log.length);
     this.stop = run.controller("the workers' signal");
+    this.mirror = new ModelLoop(run, this.queue, this.model);
     run.check = () => {
       for (const drain of this.drains) this.checkDrain(drain);
-      for (const take of this.takes) this.#fail(compareTake(take));
+      for (const take of this.mirror.takes) this.#fail(compareTake(take));
     };
   }
 
   #fail(broken: ReturnType<typeof compareDrain>): void {
     if (broken !== undefined) this.run.fail(...broken);
-  }
-
-  /** Books a call of a worker after the handler of `key` ended; at `done`, compares them with the model's (§15.1). */
-  #called(key: string, call: WorkerCall): void {
-    const after = this.#after.get(key);
-    if (after === undefined) return;
-    after.calls.push(call);
-    if (call !== "done") return;
-    this.#after.delete(key);
-    const expected = workerCalls(after.succeeded, after.requeued);
-    if (after.calls.join() !== expected.join()) {
-      const calls = `${after.calls.join(", ")}, not ${expected.join(", ")}`;
-      this.run.fail(lifecycle.calls, `after handler(${showValue(key)}), the worker called ${calls}`);
-    }
-  }
-
-  /**
-   * The queue as the workers' loop sees it: each call made on the queue and on the model at the same moment, and
-   * booked for the check of the worker's calls.
-   */
-  readonly loop: Pick<WorkQueue<string>, "take" | "forget" | "retry" | "done"> = {
-    take: (options) => {
-      const signal = options?.signal;
-      const take = this.model.take(signal?.aborted === true);
-      const promise = this.queue.take(options);
-      this.takes.push({ take, who: "a worker", signal, tracked: track(promise) });
-      return promise;
-    },
-    forget: (item) => {
-      this.queue.forget(item);
-      this.model.queue.forget(item);
-      this.#called(item, "forget");
-    },
-    retry: (item) => {
-      const requeued = this.queue.retry(item);
-      this.model.retry(item);
-      const after = this.#after.get(item);
-      if (after !== undefined) after.requeued = requeued;
-      this.#called(item, "retry");
-      return requeued;
-    },
-    done: (item) => {
-      this.queue.done(item);
-      this.model.done(item);
-      this.#called(item, "done");
-    },
-  };
-
-  /** Whether the queue is shut down with nothing queued or in flight. */
-  get idle(): boolean {
-    return this.queue.shuttingDown && this.queue.size === 0 && this.queue.inFlight === 0;
   }
 
   /** The queue's counts, for a message. */
@@ -202,7 +144,7 @@ class WorkersRun {
     const end = (ok: boolean) => {
       const givesUp = !ok && (this.queue.shuttingDown || count + 1 >= this.scenario.maxRetries);
       ledger.ended(record, ok ? "succeeded" : "failed", givesUp);
-      this.#after.set(k, { calls: [], succeeded: ok, requeued: false });
+      this.mirror.ended(k, ok);
       if (!ok) throw new HandlerError(`handler(${showValue(k)}) ${outcome}`);
     };
     if (outcome === "throws" || outcome === "returns") return end(outcome === "returns");
@@ -223,7 +165,7 @@ class WorkersRun {
     this.run.note(`  onError(${showValue(k)}, ${showValue(error)})`);
     const last = this.ledger.last(k);
     if (error instanceof HandlerError && last !== undefined) last.reported = true;
-    if (error instanceof HandlerError) this.#called(k, "onError");
+    if (error instanceof HandlerError) this.mirror.called(k, "onError");
     return this.#answer(`onError(${showValue(k)}, …)`);
   };
 
@@ -234,7 +176,7 @@ class WorkersRun {
     if (last?.outcome !== "failed") {
       this.run.fail(lifecycle.giveUp, `onGiveUp(${showValue(k)}) was called, but its last handler did not fail`);
     } else last.givenUp = true;
-    this.#called(k, "onGiveUp");
+    this.mirror.called(k, "onGiveUp");
     return this.#answer(`onGiveUp(${showValue(k)})`);
   };
 
@@ -294,7 +236,7 @@ class WorkersRun {
   /** Aborts the workers' signal, which withdraws their waiting takes (§14.5, §15.3). */
   #abortWorkers(): void {
     this.stop.abort(new Error("stop the workers"));
-    for (const record of this.takes) this.model.abort(record.take);
+    for (const record of this.mirror.takes) this.model.abort(record.take);
   }
 
   /** Aborts drain `i`, if it was made, on both sides. */
@@ -337,7 +279,7 @@ export async function runWorkersScenario(
     const it = new WorkersRun(run, scenario, make);
     const { concurrency } = scenario;
     const options = { concurrency, signal: it.stop.signal, onError: it.onError, onGiveUp: it.onGiveUp };
-    const ended = track(workers(it.loop, it.handler, options), (tracked) => it.ended(tracked));
+    const ended = track(workers(it.mirror.loop, it.handler, options), (tracked) => it.ended(tracked));
     for (const [p, keys] of scenario.producers.entries()) it.produce(keys, p);
     for (const [i, kind] of scenario.stops.entries()) it.stopWith(kind, i);
     await s.waitIdle();
