@@ -169,7 +169,8 @@ function featuresOf(queue: LifecycleSubject, time: boolean): { features: Feature
  * lifecycle at the same moment, every take, drain and view compared before every step. Optional verbs the queue
  * lacks are left out and listed in `unchecked`.
  *
- * @param factory - Makes a fresh, empty queue from `{ maxRetries }` (and `clock`, with `time`), once per run.
+ * @param factory - Makes a fresh, empty queue from `{ maxRetries }` (and `clock`, with `time`), once per run, and
+ * once up front to see which verbs it offers.
  * @param options - How many runs, the seed, a replay, time, the shrinking budget.
  * @throws OptionError when the queue lacks a verb the check needs, or the replay token is not one of this check's.
  * @example

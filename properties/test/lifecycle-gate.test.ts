@@ -52,6 +52,12 @@ test("a failing lifecycle test names the rule, and its printed replay, pasted, f
   expect([again.verdict, again.runs, again.counterexample?.rule]).toEqual(["does not conform", 1, lifecycleRules.fifo]);
 });
 
+test("WORKQUEUE_SEED fixes the seed of a check that is given none", async () => {
+  vi.stubEnv("WORKQUEUE_SEED", "42");
+  const report = await checkLifecycle((options) => new WorkQueue<string>(options), { runs: 5 });
+  expect([report.verdict, report.seed]).toEqual(["conforms", 42]);
+});
+
 test("a replay token under the other time, or one that is not a lifecycle token, is refused with an OptionError", async () => {
   const factory = (options: { maxRetries: number }) => new WorkQueue<string>(options);
   const token = "lifecycle-1:5:untimed:0:1";

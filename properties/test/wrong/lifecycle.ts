@@ -63,9 +63,12 @@ abstract class OwnTakes extends WorkQueue<string> {
     this.#serve();
   }
 
+  /** Whether `shutDown` resolves the waiting takes with `undefined` (§14.4). */
+  protected readonly endsTakes: boolean = true;
+
   override shutDown(): void {
     super.shutDown();
-    for (const waiter of this.waiters.splice(0)) waiter.serve(undefined);
+    if (this.endsTakes) for (const waiter of this.waiters.splice(0)) waiter.serve(undefined);
   }
 
   #serve(): void {
@@ -90,6 +93,15 @@ export class AbortSwallowsItem extends OwnTakes {
   }
 
   protected override withdraw(): void {}
+}
+
+/** `shutDown` only sets its flag: the takes waiting then wait for ever (the drains' rule kept, the takes' forgotten). */
+export class ShutDownKeepsTakesWaiting extends OwnTakes {
+  protected override readonly endsTakes = false;
+
+  protected pick(): Waiter | undefined {
+    return this.waiters[0];
+  }
 }
 
 /** `take` checks the shutdown before the queue: once shut down it answers `undefined`, though items are queued. */
@@ -192,5 +204,6 @@ export const lifecycleZoo: readonly (readonly [
   ["a drain that resolves while an item is in flight", DrainWhileInFlight, [rules.drainExact], false],
   ["a drain that ignores the waiting (delayed) items", DrainIgnoresWaiting, [rules.drainExact], true],
   ["an aborted take that still consumes an item, which is lost", AbortSwallowsItem, [rules.abort], false],
+  ["a shutDown that leaves the waiting takes waiting", ShutDownKeepsTakesWaiting, [rules.shutDownTakes], false],
   ["for await that stops early on shutDown while items are queued", ForAwaitStopsOnShutDown, [rules.iteration], false],
 ];
