@@ -108,8 +108,10 @@ export class LifecycleRun {
 
   /** A producer: makes its calls one after the other, each when the scheduler says. */
   produce(steps: readonly Production[], p: number): void {
+    const labelOf = (step: Production) =>
+      step[0] === "add" ? `add(${showValue(step[1])})` : `addAfter(${showValue(step[1])}, ${step[2]})`;
     const act = (step: Production) => () => {
-      const label = step[0] === "add" ? `add(${showValue(step[1])})` : `addAfter(${showValue(step[1])}, ${step[2]})`;
+      const label = labelOf(step);
       if (step[0] === "add") {
         this.#call(label, () => this.queue.add(step[1]));
         this.model.add(step[1]);
@@ -119,7 +121,7 @@ export class LifecycleRun {
       }
       this.views(label);
     };
-    this.run.sequence(steps.map((step) => [`producer ${p + 1}: ${step.join(" ")}`, act(step)]));
+    this.run.sequence(steps.map((step) => [`producer ${p + 1}: ${labelOf(step)}`, act(step)]));
   }
 
   /** Starts a consumer. */
