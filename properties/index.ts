@@ -23,6 +23,14 @@ export {
 export type { Driver, Observation, Observe } from "./engine/driver.js";
 export { OptionError } from "./engine/errors.js";
 export type { Invariant, Views } from "./engine/invariants.js";
+export {
+  checkLifecycle,
+  type LifecycleCounterexample,
+  type LifecycleOptions,
+  type LifecycleReport,
+} from "./engine/lifecycle.js";
+export type { LifecycleRule } from "./engine/lifecycle-rules.js";
+export type { LifecycleFactory, LifecycleSubject, LifecycleWaitOptions } from "./engine/lifecycle-scenario.js";
 export type {
   AddAfterOperation,
   AdvanceOperation,
@@ -43,5 +51,7 @@ export { type ConnectOptions, connect, type ProtocolDriver } from "./protocol/dr
 export { type JsonSchema, type ReplyKind, type RequestOp, replySchemas, requestSchemas } from "./protocol/schema.js";
 export { serve } from "./protocol/serve.js";
 export { conformanceTests, type TestFunction } from "./report/conformance-tests.js";
+export { lifecycleTests } from "./report/lifecycle-tests.js";
+export { formatLifecycleReport } from "./report/lifecycle-text.js";
 export { formatReport } from "./report/text.js";
 export { runTrace, type TraceSubject, traceOf } from "./report/traces.js";

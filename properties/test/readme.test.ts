@@ -109,7 +109,7 @@ test("the controller runs until SIGTERM, reconciles every key, retries the faili
   expect(run.err.join("")).toBe("default/db failed: Error: database not ready\n");
 });
 
-test("the conformance block and the virtual-clock block pass when vitest runs them", async () => {
+test("the conformance block (with its lifecycle test) and the virtual-clock block pass when vitest runs them", async () => {
   const block = blocks.find((b) => b.section === "Checking your own queue");
   write("conformance.test.mjs", block?.code ?? "");
   write("virtual-clock.test.mjs", blocks.find((b) => b.section === "Testing it on the virtual clock")?.code ?? "");
@@ -120,5 +120,6 @@ test("the conformance block and the virtual-clock block pass when vitest runs th
   expect(code, `${out}\n${run.err.join("")}`).toBe(0);
   expect(out).toContain("the queue conforms to workqueue-spec (contract profile)");
   expect(out).toContain("the queue conforms to workqueue-spec (robust profile)");
+  expect(out).toContain("the queue keeps the lifecycle rules of workqueue-spec (with time)");
   expect(out).toContain("✓ virtual-clock.test.mjs > a failed key comes back after its backoff, and not before");
 });

@@ -6,9 +6,9 @@
 import * as fc from "fast-check";
 import { assert } from "vitest";
 import type { ConformanceReport } from "../engine/conformance.js";
+import { LifecycleViolation } from "../engine/lifecycle-run.js";
 import { plural } from "../engine/render.js";
 import { formatReport } from "../report/text.js";
-import { LifecycleViolation } from "./lifecycle/run.js";
 
 const env = process.env;
 

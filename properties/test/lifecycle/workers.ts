@@ -5,14 +5,16 @@
  * rejection, nothing left pending.
  */
 import * as fc from "fast-check";
+import { LifecycleModel } from "../../../model/index.js";
 import { runWorkers, WorkQueue } from "../../../src/index.js";
 import { maxRetries } from "../../engine/arbitraries.js";
+import { compareDrain, compareTake, type DrainRecord } from "../../engine/lifecycle-compare.js";
+import { Run } from "../../engine/lifecycle-run.js";
 import { showValue } from "../../engine/render.js";
 import { flush, type Tracked, track } from "../turns.js";
 import { lifecycle } from "./invariants.js";
 import { Ledger } from "./ledger.js";
-import { Run } from "./run.js";
-import type { LifecycleQueue } from "./takers.js";
+import { ModelLoop } from "./loop.js";
 
 /** How a call of the handler ends: a promise that resolves or rejects when the scheduler says, or at once. */
 export type Outcome = "resolves" | "rejects" | "throws" | "returns";
@@ -51,18 +53,30 @@ export const workersScenario: fc.Arbitrary<WorkersScenario> = fc.record({
   callbacks: fc.constantFrom("return" as const, "await" as const, "throw" as const),
 });
 
-/** A drain made during a run. */
-interface Drain {
-  readonly name: string;
-  readonly tracked: Tracked<void>;
+/** A drain made during a run, on the queue and on the model, and the controller of its signal. */
+interface Drain extends DrainRecord {
   readonly controller: AbortController;
 }
 
 /** The error a failing handler throws or rejects with. */
 class HandlerError extends Error {}
 
-/** The queue a workers run needs: the lifecycle verbs, `failures` and `get`. */
-export type WorkersQueue = LifecycleQueue & Pick<WorkQueue<string>, "failures" | "get">;
+/** The queue a workers run needs. */
+export type WorkersQueue = Pick<
+  WorkQueue<string>,
+  | "add"
+  | "done"
+  | "retry"
+  | "forget"
+  | "take"
+  | "shutDown"
+  | "shutDownWithDrain"
+  | "size"
+  | "inFlight"
+  | "shuttingDown"
+  | "failures"
+  | "get"
+>;
 
 /** One run: the queue, the books, and the handler and callbacks the workers call. */
 class WorkersRun {
@@ -71,6 +85,10 @@ class WorkersRun {
   /** The workers' signal. */
   readonly stop: AbortController;
   readonly drains: Drain[] = [];
+  /** The model of the lifecycle, called as the queue is: by the producers, the stops, and the workers' loop. */
+  readonly model: LifecycleModel<string>;
+  /** The queue as the workers' loop sees it, mirrored on the model. */
+  readonly mirror: ModelLoop;
   #calls = 0;
   #thrown = 0;
 
@@ -80,16 +98,18 @@ class WorkersRun {
     make: (options: { maxRetries: number }) => WorkersQueue,
   ) {
     this.queue = make({ maxRetries: scenario.maxRetries });
+    this.model = new LifecycleModel<string>({ maxRetries: scenario.maxRetries });
     this.ledger = new Ledger(() => run.log.length);
     this.stop = run.controller("the workers' signal");
+    this.mirror = new ModelLoop(run, this.queue, this.model);
     run.check = () => {
       for (const drain of this.drains) this.checkDrain(drain);
+      for (const take of this.mirror.takes) this.#fail(compareTake(take));
     };
   }
 
-  /** Whether the queue is shut down with nothing queued or in flight. */
-  get idle(): boolean {
-    return this.queue.shuttingDown && this.queue.size === 0 && this.queue.inFlight === 0;
+  #fail(broken: ReturnType<typeof compareDrain>): void {
+    if (broken !== undefined) this.run.fail(...broken);
   }
 
   /** The queue's counts, for a message. */
@@ -97,21 +117,9 @@ class WorkersRun {
     return `${this.queue.size} queued, ${this.queue.inFlight} in flight`;
   }
 
-  /** Checks a drain: resolved exactly when idle, rejected only by its own signal. */
+  /** Checks a drain against the model's (§13.1–§13.3). */
   checkDrain(drain: Drain): void {
-    const { name, tracked } = drain;
-    const { signal } = drain.controller;
-    if (tracked.state === "resolved" && !this.idle)
-      this.run.fail(lifecycle.drainExact, `${name} resolved with ${this.state}`);
-    if (tracked.state === "rejected" && tracked.reason !== signal.reason) {
-      this.run.fail(
-        lifecycle.drainAbort,
-        `${name} rejected with ${showValue(tracked.reason)}, not its signal's reason`,
-      );
-    }
-    if (tracked.state === "pending" && signal.aborted) this.run.fail(lifecycle.drainAbort, `${name} still waits`);
-    if (tracked.state === "pending" && this.idle)
-      this.run.fail(lifecycle.drainAll, `${name} still waits with ${this.state}`);
+    this.#fail(compareDrain(drain));
   }
 
   /** The handler: books its start, checks who else runs, and ends as the scenario says. */
@@ -136,6 +144,7 @@ class WorkersRun {
     const end = (ok: boolean) => {
       const givesUp = !ok && (this.queue.shuttingDown || count + 1 >= this.scenario.maxRetries);
       ledger.ended(record, ok ? "succeeded" : "failed", givesUp);
+      this.mirror.ended(k, ok);
       if (!ok) throw new HandlerError(`handler(${showValue(k)}) ${outcome}`);
     };
     if (outcome === "throws" || outcome === "returns") return end(outcome === "returns");
@@ -156,6 +165,7 @@ class WorkersRun {
     this.run.note(`  onError(${showValue(k)}, ${showValue(error)})`);
     const last = this.ledger.last(k);
     if (error instanceof HandlerError && last !== undefined) last.reported = true;
+    if (error instanceof HandlerError) this.mirror.called(k, "onError");
     return this.#answer(`onError(${showValue(k)}, …)`);
   };
 
@@ -166,6 +176,7 @@ class WorkersRun {
     if (last?.outcome !== "failed") {
       this.run.fail(lifecycle.giveUp, `onGiveUp(${showValue(k)}) was called, but its last handler did not fail`);
     } else last.givenUp = true;
+    this.mirror.called(k, "onGiveUp");
     return this.#answer(`onGiveUp(${showValue(k)})`);
   };
 
@@ -188,6 +199,7 @@ class WorkersRun {
     const add = (k: string) => () => {
       const accepted = !this.queue.shuttingDown;
       this.queue.add(k);
+      this.model.add(k);
       if (accepted) this.ledger.added(k);
     };
     this.run.sequence(keys.map((k) => [`producer ${p + 1}: add(${showValue(k)})`, add(k)]));
@@ -196,17 +208,42 @@ class WorkersRun {
   /** A stop, when the scheduler says. */
   stopWith(kind: Stop, i: number): void {
     const { run, queue } = this;
-    if (kind === "shutDown") run.at("shutDown()", () => queue.shutDown());
-    if (kind === "abort the workers") run.at("abort the workers", () => this.stop.abort(new Error("stop the workers")));
+    if (kind === "shutDown")
+      run.at("shutDown()", () => {
+        queue.shutDown();
+        this.model.shutDown();
+      });
+    if (kind === "abort the workers") run.at("abort the workers", () => this.#abortWorkers());
     if (kind !== "shutDownWithDrain" && kind !== "aborted drain") return;
     const name = `shutDownWithDrain() #${i + 1}`;
     const controller = run.controller(name);
     run.at(name, () => {
       const promise = queue.shutDownWithDrain({ signal: controller.signal });
-      const drain: Drain = { name, controller, tracked: track(promise, () => this.checkDrain(drain)) };
+      const model = this.model.shutDownWithDrain(controller.signal.aborted);
+      const { signal } = controller;
+      const drain: Drain = {
+        name,
+        controller,
+        signal,
+        drain: model,
+        tracked: track(promise, () => this.checkDrain(drain)),
+      };
       this.drains.push(drain);
     });
-    if (kind === "aborted drain") run.at(`abort drain #${i + 1}`, () => controller.abort(new Error("stop waiting")));
+    if (kind === "aborted drain") run.at(`abort drain #${i + 1}`, () => this.#abortDrain(i, "stop waiting"));
+  }
+
+  /** Aborts the workers' signal, which withdraws their waiting takes (§14.5, §15.3). */
+  #abortWorkers(): void {
+    this.stop.abort(new Error("stop the workers"));
+    for (const record of this.mirror.takes) this.model.abort(record.take);
+  }
+
+  /** Aborts drain `i`, if it was made, on both sides. */
+  #abortDrain(i: number, reason: string): void {
+    const drain = this.drains.find((d) => d.name === `shutDownWithDrain() #${i + 1}`);
+    drain?.controller.abort(new Error(reason));
+    if (drain !== undefined) this.model.abortDrain(drain.drain);
   }
 
   /**
@@ -216,7 +253,11 @@ class WorkersRun {
   end(workers: Tracked<void>): void {
     this.run.check();
     if (workers.state === "pending") this.run.fail(lifecycle.pending, `the workers never stopped, with ${this.state}`);
-    for (const drain of this.drains) if (drain.tracked.state === "pending") drain.controller.abort(new Error("end"));
+    for (const drain of this.drains) {
+      if (drain.tracked.state !== "pending") continue;
+      drain.controller.abort(new Error("end"));
+      this.model.abortDrain(drain.drain);
+    }
     const queued: string[] = [];
     for (let i = 0, k = this.queue.get(); i < 5 && k !== undefined; i++, k = this.queue.get()) queued.push(k);
     for (const [invariant, detail] of this.ledger.broken(queued)) this.run.fail(invariant, detail);
@@ -238,7 +279,7 @@ export async function runWorkersScenario(
     const it = new WorkersRun(run, scenario, make);
     const { concurrency } = scenario;
     const options = { concurrency, signal: it.stop.signal, onError: it.onError, onGiveUp: it.onGiveUp };
-    const ended = track(workers(it.queue, it.handler, options), (tracked) => it.ended(tracked));
+    const ended = track(workers(it.mirror.loop, it.handler, options), (tracked) => it.ended(tracked));
     for (const [p, keys] of scenario.producers.entries()) it.produce(keys, p);
     for (const [i, kind] of scenario.stops.entries()) it.stopWith(kind, i);
     await s.waitIdle();

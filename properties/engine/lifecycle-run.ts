@@ -5,14 +5,14 @@
  */
 import { getEventListeners } from "node:events";
 import type * as fc from "fast-check";
-import { showValue } from "../../engine/render.js";
-import { flush } from "../turns.js";
-import { type LifecycleInvariant, lifecycle } from "./invariants.js";
+import { type LifecycleRule, lifecycleRules as lifecycle } from "./lifecycle-rules.js";
+import { showValue } from "./render.js";
+import { flush } from "./turns.js";
 
 /** A broken invariant, with everything needed to read it: what, where, and the interleaving that led there. */
 export class LifecycleViolation extends Error {
   constructor(
-    readonly invariant: LifecycleInvariant,
+    readonly invariant: LifecycleRule,
     readonly detail: string,
     readonly log: readonly string[],
   ) {
@@ -34,7 +34,7 @@ export class Run {
   readonly log: string[] = [];
   /** The check run before every scheduled task; the suite sets it. */
   check: () => void = () => {};
-  #violation: { invariant: LifecycleInvariant; detail: string } | undefined;
+  #violation: { invariant: LifecycleRule; detail: string } | undefined;
   readonly #unhandled: unknown[] = [];
   readonly #signals: [string, AbortSignal][] = [];
   readonly #onUnhandled = (reason: unknown) => {
@@ -46,7 +46,7 @@ export class Run {
   }
 
   /** Records that `invariant` broke; only the first violation counts. */
-  fail(invariant: LifecycleInvariant, detail: string): void {
+  fail(invariant: LifecycleRule, detail: string): void {
     if (this.#violation !== undefined) return;
     this.#violation = { invariant, detail };
     this.note(`  ✗ ${detail}`);

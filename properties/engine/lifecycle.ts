@@ -1,0 +1,244 @@
+/**
+ * The lifecycle check: waiting takes, drains, aborts and `for await` (docs/spec.md §12–§14, §17.7) of any queue,
+ * under fast-check's scheduler, against the model of the lifecycle; a failure shrunk within a time budget to a short
+ * interleaving, named by the rule it breaks, with its seed and a replay token.
+ */
+import * as fc from "fast-check";
+import { ClockModel } from "../../model/index.js";
+import { OptionError } from "./errors.js";
+import { LifecycleRun, lifecycleViews } from "./lifecycle-actors.js";
+import { type LifecycleRule, lifecycleRules } from "./lifecycle-rules.js";
+import { LifecycleViolation, Run } from "./lifecycle-run.js";
+import {
+  type Features,
+  type LifecycleFactory,
+  type LifecycleScenario,
+  type LifecycleSubject,
+  lifecycleScenario,
+} from "./lifecycle-scenario.js";
+import { showValue } from "./render.js";
+
+/**
+ * Options of {@link checkLifecycle}.
+ *
+ * @public
+ */
+export interface LifecycleOptions {
+  /** How many random runs. @defaultValue `100` */
+  readonly runs?: number | undefined;
+  /** The random seed. @defaultValue the environment variable `WORKQUEUE_SEED`, if set, or else a fresh one, printed in the report */
+  readonly seed?: number | undefined;
+  /**
+   * Replays exactly one counterexample: the `replay` token of a failed report. It carries `time`; a check with the
+   * other `time` refuses it with an `OptionError`.
+   * @defaultValue the environment variable `WORKQUEUE_REPLAY`, if it holds a lifecycle token
+   */
+  readonly replay?: string | undefined;
+  /**
+   * Whether the queues have time ([docs/spec.md §17](../../docs/spec.md#§17-delayed-adds)): producers then also call `addAfter`, the clock moves at
+   * moments the scheduler chooses, and drains and takes must wait for waiting items (§17.7). Each queue is made with
+   * `clock`, which only the check moves. @defaultValue `false`
+   */
+  readonly time?: boolean | undefined;
+  /**
+   * How long shrinking a failure may take, in milliseconds; then the report gives the shortest counterexample found
+   * so far, says it may not be minimal, and its token still replays exactly that one. @defaultValue `5000`
+   */
+  readonly shrinkTimeMs?: number | undefined;
+}
+
+/**
+ * A shrunk failing run: the rule it broke, the interleaving, and how to replay it.
+ *
+ * @public
+ */
+export interface LifecycleCounterexample {
+  /** The first rule the run broke. */
+  readonly rule: LifecycleRule;
+  /** What went wrong, in one sentence. */
+  readonly detail: string;
+  /** What happened, in order: `▸` a task the scheduler released, indented what followed from it. */
+  readonly log: readonly string[];
+  /** The run's input: producers, consumers, shutdown, drains, steps of the clock. */
+  readonly scenario: string;
+  /** The scheduler's report: each scheduled task, in the order it released them, and its outcome. */
+  readonly schedule: readonly string[];
+  /** How many shrinking steps led from the first failing run to this one. */
+  readonly shrinks: number;
+  /** Whether shrinking ran to its end within `shrinkTimeMs`. */
+  readonly minimal: boolean;
+  /** The token that replays exactly this run: pass it as `replay`, or in `WORKQUEUE_REPLAY`. */
+  readonly replay: string;
+}
+
+/**
+ * The outcome of {@link checkLifecycle}.
+ *
+ * @public
+ */
+export interface LifecycleReport {
+  /** Whether every run kept every rule. */
+  readonly verdict: "conforms" | "does not conform";
+  /** Runs made, up to and including the first failure (1 for a replay). */
+  readonly runs: number;
+  /** The seed, to run the same runs again. */
+  readonly seed: number;
+  /** Whether time was checked. */
+  readonly time: boolean;
+  /** The rules checked. */
+  readonly rules: readonly LifecycleRule[];
+  /** The optional verbs and views the queue does not offer, so that what needs them was not checked. */
+  readonly unchecked: readonly string[];
+  /** On failure: the shortest failing run found. */
+  readonly counterexample?: LifecycleCounterexample | undefined;
+}
+
+/**
+ * Runs `scenario` under the scheduler `s` on `queue`, checking it against the model of the lifecycle before every
+ * step. Throws a `LifecycleViolation` naming the first broken rule.
+ */
+async function runLifecycle(
+  s: fc.Scheduler,
+  scenario: LifecycleScenario,
+  queue: LifecycleSubject,
+  features: Features,
+  clock: ClockModel | undefined,
+  seen: Set<string>,
+): Promise<void> {
+  const run = new Run(s);
+  try {
+    const it = new LifecycleRun(run, scenario, queue, features, clock, seen);
+    for (const [p, steps] of scenario.producers.entries()) it.produce(steps, p);
+    for (const [c, consumer] of scenario.consumers.entries()) it.consume(consumer, c);
+    if (scenario.shutDown === "shutDown") run.at("shutDown()", () => it.shutDown("shutDown()"));
+    const drains = scenario.shutDown === "shutDownWithDrain" ? [false, ...scenario.drains] : scenario.drains;
+    for (const [d, aborts] of drains.entries()) {
+      const name = `shutDownWithDrain() #${d + 1}`;
+      run.at(name, () => it.drain(name, aborts));
+    }
+    for (const ms of scenario.advances) run.at(`advance(${ms})`, () => it.advance(ms));
+    await it.end(s);
+    await run.finish();
+  } finally {
+    run.close();
+  }
+}
+
+const prefix = "lifecycle-1";
+
+/** The token of a run: `lifecycle-1:<seed>:<time|untimed>:<path>`. */
+function encode(seed: number, time: boolean, path: string): string {
+  return `${prefix}:${seed}:${time ? "time" : "untimed"}:${path}`;
+}
+
+/** Reads a token, refusing one made under another `time`. */
+function decode(token: string, time: boolean): { seed: number; path: string } {
+  const [head, seed, mode, ...path] = token.split(":");
+  const valid = head === prefix && /^-?\d+$/.test(seed ?? "") && (mode === "time" || mode === "untimed");
+  if (!valid || path.length === 0)
+    throw new OptionError(`Expected \`replay\` to be a lifecycle token, got ${showValue(token)}`);
+  if ((mode === "time") !== time)
+    throw new OptionError(`The replay token was made with \`time: ${!time}\`; this check runs with \`time: ${time}\``);
+  return { seed: Number(seed), path: path.join(":") };
+}
+
+/** What a queue offers, and what it lacks. */
+function featuresOf(queue: LifecycleSubject, time: boolean): { features: Features; missing: string[] } {
+  const has = (name: PropertyKey) => typeof (queue as unknown as Record<PropertyKey, unknown>)[name] === "function";
+  for (const verb of ["add", "done", "retry", "forget", "take", ...(time ? ["addAfter"] : [])]) {
+    if (!has(verb)) throw new OptionError(`The queue has no \`${verb}\` method, which the lifecycle check needs`);
+  }
+  const features = {
+    shutDown: has("shutDown"),
+    drain: has("shutDownWithDrain"),
+    iterate: has(Symbol.asyncIterator),
+    time,
+  };
+  const missing = [
+    ...(features.shutDown ? [] : ["shutDown"]),
+    ...(features.drain ? [] : ["shutDownWithDrain"]),
+    ...(features.iterate ? [] : ["for await"]),
+  ];
+  return { features, missing };
+}
+
+/**
+ * Checks the lifecycle of the queues `factory` makes — `take`, `shutDownWithDrain`, aborts and `for await`
+ * ([docs/spec.md §12](../../docs/spec.md#§12-shutdown)–[§14](../../docs/spec.md#§14-waiting-for-work), with `time` also [§17.7](../../docs/spec.md#§17-delayed-adds)) — under fast-check's scheduler: producers, consumers, a shutdown,
+ * drains, aborts (and steps of the clock) at moments it chooses, each call made on the queue and on the model of the
+ * lifecycle at the same moment, every take, drain and view compared before every step. Optional verbs the queue
+ * lacks are left out and listed in `unchecked`.
+ *
+ * @param factory - Makes a fresh, empty queue from `{ maxRetries }` (and `clock`, with `time`), once per run, and
+ * once up front to see which verbs it offers.
+ * @param options - How many runs, the seed, a replay, time, the shrinking budget.
+ * @throws OptionError when the queue lacks a verb the check needs, or the replay token is not one of this check's.
+ * @example
+ * ```ts
+ * import { checkLifecycle, formatLifecycleReport } from "workqueue-spec/properties";
+ *
+ * const report = await checkLifecycle((options) => new MyQueue(options));
+ * if (report.verdict !== "conforms") console.log(formatLifecycleReport(report));
+ * ```
+ *
+ * @public
+ */
+export async function checkLifecycle(
+  factory: LifecycleFactory,
+  options: LifecycleOptions = {},
+): Promise<LifecycleReport> {
+  const time = options.time === true;
+  const make = async () => {
+    const clock = time ? new ClockModel() : undefined;
+    return { clock, queue: await factory({ maxRetries: 1, ...(clock ? { clock } : {}) }) };
+  };
+  const { features, missing } = featuresOf((await make()).queue, time);
+  const envToken = process.env.WORKQUEUE_REPLAY;
+  const token = options.replay ?? (envToken?.startsWith(`${prefix}:`) ? envToken : undefined);
+  const replay = token === undefined ? undefined : decode(token, time);
+  const envSeed = process.env.WORKQUEUE_SEED;
+  const seed =
+    replay?.seed ??
+    options.seed ??
+    (envSeed === undefined ? Date.now() ^ (Math.random() * 0x100000000) : Number(envSeed));
+  const seen = new Set<string>();
+  const budget = options.shrinkTimeMs ?? 5000;
+  let deadline: number | undefined;
+  let stopped = false;
+  let last: { violation: LifecycleViolation; scheduler: fc.Scheduler } | undefined;
+  const property = fc.asyncProperty(fc.scheduler(), lifecycleScenario(features), async (s, scenario) => {
+    if (deadline !== undefined && performance.now() > deadline) {
+      stopped = true;
+      return; // the budget ran out: the shortest failure so far stands
+    }
+    const clock = time ? new ClockModel() : undefined;
+    const queue = await factory({ maxRetries: scenario.maxRetries, ...(clock ? { clock } : {}) });
+    try {
+      await runLifecycle(s, scenario, queue, features, clock, seen);
+    } catch (error) {
+      deadline ??= performance.now() + budget;
+      if (error instanceof LifecycleViolation) last = { violation: error, scheduler: s };
+      throw error;
+    }
+  });
+  const parameters =
+    replay === undefined ? { seed, numRuns: options.runs ?? 100 } : { seed, path: replay.path, endOnFailure: true };
+  const details = await fc.check(property, parameters);
+  const unchecked = [...missing, ...lifecycleViews.filter((view) => !seen.has(view) && (time || view !== "waiting"))];
+  const base = { runs: details.numRuns, seed, time, rules: Object.values(lifecycleRules), unchecked };
+  if (!details.failed) return { ...base, verdict: "conforms" };
+  if (!(details.errorInstance instanceof LifecycleViolation) || last === undefined) throw details.errorInstance;
+  const { violation } = last;
+  const [, scenario] = details.counterexample ?? [];
+  const counterexample: LifecycleCounterexample = {
+    rule: violation.invariant,
+    detail: violation.detail,
+    log: violation.log,
+    scenario: fc.stringify(scenario),
+    schedule: last.scheduler.report().map((task) => `[task ${task.taskId}] ${task.label} ${task.status}`),
+    shrinks: details.numShrinks,
+    minimal: !stopped,
+    replay: encode(seed, time, details.counterexamplePath ?? ""),
+  };
+  return { ...base, verdict: "does not conform", counterexample };
+}

@@ -1,0 +1,44 @@
+/**
+ * The one-line helper that adds the lifecycle check to someone else's test suite.
+ */
+import { checkLifecycle, type LifecycleOptions } from "../engine/lifecycle.js";
+import type { LifecycleFactory } from "../engine/lifecycle-scenario.js";
+import type { TestFunction } from "./conformance-tests.js";
+import { formatLifecycleReport } from "./lifecycle-text.js";
+
+/** The timeout each test asks for, in milliseconds, from runners that take one (see `conformanceTests`). */
+const timeoutMs = 120_000;
+
+/**
+ * Registers one test that checks the lifecycle of the queues `factory` makes (see {@link checkLifecycle}), and
+ * fails with the broken rule, the interleaving, the seed and the command that replays it. With `time`, the test's
+ * name says so, so that a project can register both.
+ *
+ * @param test - The runner's `test(name, fn)`.
+ * @param factory - Makes a fresh, empty queue from `{ maxRetries }` (and `clock`, with `time`), once per run.
+ * @param options - What to check, as for `checkLifecycle`.
+ * @example
+ * ```ts
+ * import { test } from "vitest";
+ * import { lifecycleTests } from "workqueue-spec/properties";
+ *
+ * lifecycleTests(test, (options) => new MyQueue(options));
+ * lifecycleTests(test, (options) => new MyQueue(options), { time: true });
+ * ```
+ *
+ * @public
+ */
+export function lifecycleTests(test: TestFunction, factory: LifecycleFactory, options: LifecycleOptions = {}): void {
+  const name = `the queue keeps the lifecycle rules of workqueue-spec${options.time === true ? " (with time)" : ""}`;
+  test(
+    name,
+    async () => {
+      const report = await checkLifecycle(factory, options);
+      if (report.verdict !== "conforms") {
+        const again = (token: string) => `WORKQUEUE_REPLAY=${token} npx vitest run -t "${name}"`;
+        throw new Error(formatLifecycleReport(report, again));
+      }
+    },
+    timeoutMs,
+  );
+}
