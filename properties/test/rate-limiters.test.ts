@@ -36,6 +36,8 @@ describe("exponentialBackoff (§18.2)", () => {
     expect(limiter.when("a", 19, 0)).toBe(1_000_000);
     expect(limiter.when("a", 2000, 0)).toBe(1_000_000);
     expect(exponentialBackoff(0, 1000).when("a", 2000, 0)).toBe(0);
+    // Past 2^3069 the power is Infinity, and 0 · Infinity would be NaN.
+    expect(exponentialBackoff(0, 1000).when("a", 1e6, 0)).toBe(0);
     expect(exponentialBackoff(50, 10).when("a", 1, 0)).toBe(10);
     expect(limiter.forget).toBeUndefined();
   });
