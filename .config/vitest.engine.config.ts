@@ -1,0 +1,14 @@
+import { defineConfig } from "vitest/config";
+import base from "./vitest.config.js";
+
+// Mutation testing of the oracle's engine (npm run mutate:engine): a mutant of the engine must make a wrong queue
+// pass, the reference queue fail, or a counterexample change. The suite that checks the engine's findings on the
+// wrong queues runs, with a fixed seed and a quarter of its runs, as under .config/vitest.stryker.config.ts.
+export default defineConfig({
+  ...base,
+  test: {
+    ...base.test,
+    env: { WORKQUEUE_SEED: "20261202", WORKQUEUE_RUNS_SCALE: "0.25", WORKQUEUE_SHAPE: "both" },
+    include: ["properties/test/gate.test.ts"],
+  },
+});
