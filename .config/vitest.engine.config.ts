@@ -9,6 +9,6 @@ export default defineConfig({
   test: {
     ...base.test,
     env: { WORKQUEUE_SEED: "20261202", WORKQUEUE_RUNS_SCALE: "0.25", WORKQUEUE_SHAPE: "both" },
-    include: ["properties/test/gate.test.ts"],
+    include: ["properties/test/gate.test.ts", "properties/test/diagnose.test.ts"],
   },
 });

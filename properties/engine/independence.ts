@@ -51,7 +51,7 @@ export function probePlan(a: unknown, b: unknown): Plan {
 }
 
 /** The first two items of `few` that are not the same item (§1.1), or `undefined` when there are not two. */
-function twoItems(few: readonly unknown[]): [unknown, unknown] | undefined {
+export function twoItems(few: readonly unknown[]): [unknown, unknown] | undefined {
   const [a] = few;
   const b = few.find((item) => !sameItem(item, a));
   return few.length === 0 || b === undefined ? undefined : [a, b];

@@ -537,3 +537,28 @@ export const getMissesTheLastItem = make(
     }
   },
 );
+
+/** forget queues the item it forgets when it is absent, as a "forget and re-enqueue" helper might. */
+export const forgetQueues = make(
+  class extends Naive {
+    forget(item) {
+      super.forget(item);
+      if (this.states.get(item) === undefined) {
+        this.states.set(item, QUEUED);
+        this.queue.push(item);
+      }
+    }
+  },
+);
+
+/** done of an item that is not in flight throws, where §6.3 says nothing changes. */
+export const doneThrowsWhenNotInFlight = make(
+  class extends Naive {
+    done(item) {
+      this.check(item);
+      const state = this.states.get(item);
+      if (state !== IN_FLIGHT && state !== DIRTY) throw new Error(`${item} is not in flight`);
+      super.done(item);
+    }
+  },
+);
