@@ -389,7 +389,7 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     details.errorInstance.counterexample,
     driver,
     profile,
-    { compareMessages: verifyOptions.compareMessages },
+    compare,
     replay === undefined ? { deadline: shrinkStart + budget } : { removals: replay.removals },
   );
   const diagnosed = await diagnose(minimized.violation, driver);

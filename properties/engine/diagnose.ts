@@ -7,11 +7,11 @@
  */
 import type { WorkQueueModel } from "../../model/index.js";
 import type { Plan } from "./commands.js";
-import type { Driver, Observation } from "./driver.js";
+import { type Driver, observeRun } from "./driver.js";
 import { type Invariant, invariants } from "./invariants.js";
 import { sameItem } from "./operation.js";
 import { showValue } from "./render.js";
-import { isThenable, perform } from "./subject.js";
+import { perform } from "./subject.js";
 import { modelOf, type Violation } from "./verify.js";
 
 /** The invariant named `start…`. */
@@ -86,20 +86,12 @@ export async function diagnose(
   const calls: Plan = violation.steps.map((step) => step.operation);
   const gets = Math.max(size, expected) + 1;
   const plan: Plan = [...calls, ...Array.from({ length: gets }, () => ({ verb: "get" as const }))];
-  const started = driver.start(violation.maxRetries, plan, violation.backoff);
-  const observe = isThenable(started) ? await started : started;
+  const observations = await observeRun(driver, violation.maxRetries, plan, violation.backoff);
+  const again = observations[calls.length - 1];
   const drained: unknown[] = [];
-  let again: Observation | undefined;
-  let empty = false;
-  // Every call is observed, even after the first empty get: a driver that sent the plan ahead expects its answers.
-  for (const [index, operation] of plan.entries()) {
-    const observed = observe(operation, index);
-    const observation = isThenable(observed) ? await observed : observed;
-    if (index === calls.length - 1) again = observation;
-    if (index < calls.length || empty) continue;
-    const { answer } = observation;
-    empty = answer.kind !== "value" || answer.value === undefined;
-    if (!empty) drained.push((answer as { value: unknown }).value);
+  for (const { answer } of observations.slice(calls.length)) {
+    if (answer.kind !== "value" || answer.value === undefined) break;
+    drained.push(answer.value);
   }
   if (again?.views.size !== size) return { violation, runs: 1, commands: plan.length };
   const model = modelAfter(calls, violation);

@@ -60,6 +60,26 @@ export interface Driver {
 }
 
 /**
+ * Runs `plan` on a fresh queue of `driver` and records what it answers and shows to each call, in order. Every call
+ * is observed: a driver that sent the plan ahead expects its answers.
+ */
+export async function observeRun(
+  driver: Driver,
+  maxRetries: number,
+  plan: readonly Operation[],
+  backoff?: Backoff,
+): Promise<Observation[]> {
+  const started = driver.start(maxRetries, plan, backoff);
+  const observe = isThenable(started) ? await started : started;
+  const observations: Observation[] = [];
+  for (const [index, operation] of plan.entries()) {
+    const observed = observe(operation, index);
+    observations.push(isThenable(observed) ? await observed : observed);
+  }
+  return observations;
+}
+
+/**
  * Reads a view, or calls the factory: what it throws (or rejects with) is not an answer the spec gives a meaning to,
  * so the check stops with a `threw` breach naming it, instead of a finding.
  */

@@ -6,11 +6,10 @@
  * harmless, and what fails them happened in earlier runs.
  */
 import type { Plan } from "./commands.js";
-import type { Driver, Observation } from "./driver.js";
+import { type Driver, type Observation, observeRun } from "./driver.js";
 import type { Invariant } from "./invariants.js";
 import { type Operation, sameAnswer, sameItem } from "./operation.js";
 import { showAnswer, showCall } from "./render.js";
-import { isThenable } from "./subject.js";
 import { type VerifyOptions, type Violation, verify } from "./verify.js";
 
 /**
@@ -73,18 +72,6 @@ function agree(a: Observation, b: Observation): boolean {
   );
 }
 
-/** Makes a fresh queue and records what it answers and shows to each call of `plan`. */
-async function observeAll(driver: Driver, plan: Plan): Promise<Observation[]> {
-  const started = driver.start(probeRetries, plan);
-  const observe = isThenable(started) ? await started : started;
-  const observations: Observation[] = [];
-  for (const [index, operation] of plan.entries()) {
-    const observed = observe(operation, index);
-    observations.push(isThenable(observed) ? await observed : observed);
-  }
-  return observations;
-}
-
 /**
  * Runs the probe's plan on a fresh queue, then again on another one. Two queues that keep to themselves answer the
  * same calls alike, whether or not they answer as the model does. Resolves, when they answer differently, with a
@@ -104,8 +91,8 @@ export async function probeIndependence(
   const items = twoItems(few);
   if (items === undefined) return undefined;
   const plan = probePlan(...items);
-  const first = await observeAll(driver, plan);
-  const second = await observeAll(driver, plan);
+  const first = await observeRun(driver, probeRetries, plan);
+  const second = await observeRun(driver, probeRetries, plan);
   const at = plan.findIndex((_, index) => !agree(first[index] as Observation, second[index] as Observation));
   if (at < 0) return undefined;
   const prefix = plan.slice(0, at + 1);

@@ -85,6 +85,21 @@ export async function minimize(
     commands += plan.length;
     return verifyStarted(driver.start(maxRetries, plan, backoff), maxRetries, plan, options, backoff);
   };
+  /** The plan of the shortest violation so far. */
+  const planOfBest = (): Plan => best.steps.map((step) => step.operation);
+  /**
+   * Tries `changed` on a queue with `maxRetries`, cut where the profile stops allowing it; keeps it if it still
+   * fails. Whether it did.
+   */
+  const keep = async (changed: Plan, maxRetries = best.maxRetries): Promise<boolean> => {
+    const { backoff } = best;
+    const plan = allowedPrefix(changed, profile, maxRetries, backoff);
+    const failing = plan.length === 0 ? undefined : await attempt(plan, maxRetries, backoff);
+    if (failing === undefined) return false;
+    best = failing;
+    removals++;
+    return true;
+  };
   /**
    * One pass removing `size` calls at a time, from starts `stride` apart; whether it removed any. What is left is cut
    * at the first call the profile does not allow there.
@@ -92,30 +107,11 @@ export async function minimize(
   const pass = async (size: number, stride = size): Promise<boolean> => {
     const before = removals;
     for (let start = 0; start < best.steps.length && !stop(); ) {
-      const removed: Plan = best.steps.map((step) => step.operation);
+      const removed = planOfBest();
       removed.splice(start, size);
-      const { maxRetries, backoff } = best;
-      const plan = allowedPrefix(removed, profile, maxRetries, backoff);
-      const shorter = plan.length === 0 ? undefined : await attempt(plan, maxRetries, backoff);
-      if (shorter === undefined) start += stride;
-      else {
-        best = shorter;
-        removals++;
-      }
+      if (!(await keep(removed))) start += stride;
     }
     return removals > before;
-  };
-  /** The plan of the shortest violation so far. */
-  const planOfBest = (): Plan => best.steps.map((step) => step.operation);
-  /** Tries `plan`, cut where the profile stops allowing it; keeps it if it still fails. Whether it did. */
-  const keep = async (changed: Plan): Promise<boolean> => {
-    const { maxRetries, backoff } = best;
-    const plan = allowedPrefix(changed, profile, maxRetries, backoff);
-    const failing = plan.length === 0 ? undefined : await attempt(plan, maxRetries, backoff);
-    if (failing === undefined) return false;
-    best = failing;
-    removals++;
-    return true;
   };
   /** Removes every call of one verb at a time: the noise of a long history often goes in one attempt. */
   const verbs = async (): Promise<void> => {
@@ -162,20 +158,7 @@ export async function minimize(
    */
   const lower = async (): Promise<boolean> => {
     const ceiling = Math.min(best.maxRetries, 7);
-    for (let lowered = 0; lowered < ceiling && !stop(); lowered++) {
-      const { backoff } = best;
-      const plan = allowedPrefix(
-        best.steps.map((step) => step.operation),
-        profile,
-        lowered,
-        backoff,
-      );
-      const failing = plan.length === 0 ? undefined : await attempt(plan, lowered, backoff);
-      if (failing === undefined) continue;
-      best = failing;
-      removals++;
-      return true;
-    }
+    for (let lowered = 0; lowered < ceiling && !stop(); lowered++) if (await keep(planOfBest(), lowered)) return true;
     return false;
   };
   await verbs();

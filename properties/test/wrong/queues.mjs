@@ -22,12 +22,16 @@ class Naive {
   check(item) {
     if (item === undefined || item === null) throw new TypeError(`not an item: ${item}`);
   }
+  /** Appends `item` to the tail of the queue, queued. */
+  enqueue(item) {
+    this.states.set(item, QUEUED);
+    this.queue.push(item);
+  }
   add(item) {
     this.check(item);
     const state = this.states.get(item);
     if (state === undefined) {
-      this.states.set(item, QUEUED);
-      this.queue.push(item);
+      this.enqueue(item);
     } else if (state === IN_FLIGHT) this.states.set(item, DIRTY);
   }
   get() {
@@ -41,8 +45,7 @@ class Naive {
     const state = this.states.get(item);
     if (state === IN_FLIGHT) this.states.delete(item);
     if (state === DIRTY) {
-      this.states.set(item, QUEUED);
-      this.queue.push(item);
+      this.enqueue(item);
     }
   }
   /** Counts a failure of `item` and answers the new count. */
@@ -78,8 +81,7 @@ export const retryPushesToFifo = make(
     retry(item) {
       if (this.fail(item) >= this.maxRetries) return false;
       if (this.states.get(item) !== QUEUED) {
-        this.states.set(item, QUEUED);
-        this.queue.push(item);
+        this.enqueue(item);
       }
       return true;
     }
@@ -258,8 +260,7 @@ export const addWhileInFlightQueues = make(
     add(item) {
       this.check(item);
       if (this.states.get(item) === QUEUED) return;
-      this.states.set(item, QUEUED);
-      this.queue.push(item);
+      this.enqueue(item);
     }
   },
 );
@@ -298,8 +299,7 @@ export const doneAlwaysRequeues = make(
       this.check(item);
       const state = this.states.get(item);
       if (state !== IN_FLIGHT && state !== DIRTY) return;
-      this.states.set(item, QUEUED);
-      this.queue.push(item);
+      this.enqueue(item);
     }
   },
 );
@@ -321,8 +321,7 @@ export const dirtyMarkNeverCleared = make(
       const state = this.states.get(item);
       if (state !== IN_FLIGHT && state !== DIRTY) return;
       if (this.marked.has(item)) {
-        this.states.set(item, QUEUED);
-        this.queue.push(item);
+        this.enqueue(item);
       } else this.states.delete(item);
     }
   },
@@ -369,8 +368,7 @@ export const indexOfDedup = make(
       if (state === IN_FLIGHT) this.states.set(item, DIRTY);
       if (state === IN_FLIGHT || state === DIRTY) return;
       if (this.queue.indexOf(item) >= 0) return;
-      this.states.set(item, QUEUED);
-      this.queue.push(item);
+      this.enqueue(item);
     }
   },
 );
@@ -544,8 +542,7 @@ export const forgetQueues = make(
     forget(item) {
       super.forget(item);
       if (this.states.get(item) === undefined) {
-        this.states.set(item, QUEUED);
-        this.queue.push(item);
+        this.enqueue(item);
       }
     }
   },
