@@ -270,6 +270,18 @@ export class WorkQueueModel<T> {
   }
 
   /**
+   * [§20.3](../docs/spec.md#§20-leases-on-postgresql): the lease of `item`, which is in flight, expired. It goes back to the tail of the queue, dirty or
+   * not, while shutting down too, as the `done` of a dirty item does (§6.2); its failure count is kept. An item that
+   * is not in flight: nothing changes.
+   *
+   * @param item - The item whose lease expired.
+   */
+  expire(item: T): void {
+    if (this.stateOf(item) === "in flight") this.#dirty.push(item); // §20.3: the requeue a dirty mark asks for
+    this.done(item);
+  }
+
+  /**
    * [§7](../docs/spec.md#§7)
    *
    * @param item - The item that failed ([§7](../docs/spec.md#§7)).

@@ -1,0 +1,204 @@
+/**
+ * The executable specification of leases ([docs/spec.md §20](../docs/spec.md#§20-leases-on-postgresql)): a `WorkQueueModel` for the rules of §4–§12,
+ * and beside it, naively, the latest lease of every item. Every method cites the rule it implements.
+ */
+import { message } from "./words.js";
+import { WorkQueueModel } from "./work-queue-model.js";
+
+/**
+ * A lease as the model hands it out ([§20.2](../docs/spec.md#§20-leases-on-postgresql)).
+ *
+ * @public
+ */
+export interface ModelLease {
+  /** The item. */
+  readonly item: string;
+  /** Its fencing token. */
+  readonly token: number;
+  /** When it expires, in milliseconds. */
+  readonly expiresAt: number;
+}
+
+/** The latest lease of an item and what became of it ([§20.4](../docs/spec.md#§20-leases-on-postgresql)). */
+interface Held {
+  readonly token: number;
+  expiresAt: number;
+  state: "live" | "finished" | "expired";
+}
+
+/**
+ * What a fenced call answered: its answer, or `"stale"` when the lease was refused and nothing changed
+ * ([§20.4](../docs/spec.md#§20-leases-on-postgresql)).
+ *
+ * @public
+ */
+export type Fenced<V> = { readonly stale: false; readonly value: V } | { readonly stale: true };
+
+/**
+ * The model of a queue with leases ([docs/spec.md §20](../docs/spec.md#§20-leases-on-postgresql)), on a clock that starts at 0 and moves only by `advance`.
+ *
+ * @public
+ * @example
+ * ```ts
+ * const model = new LeaseModel({ maxRetries: 5, leaseMs: 100 });
+ * model.add("a");
+ * const lease = model.get(); // { item: "a", token: 1, expiresAt: 100 }
+ * model.advance(100); // the lease expires: "a" is queued again
+ * model.done(lease!); // { stale: true }: refused, nothing changed
+ * ```
+ */
+export class LeaseModel {
+  /** The rules of §4–§12, and the clock. */
+  readonly queue: WorkQueueModel<string>;
+  /** [§20.2](../docs/spec.md#§20-leases-on-postgresql): how long a lease lasts. */
+  readonly leaseMs: number;
+  /** [§20.2](../docs/spec.md#§20-leases-on-postgresql): the latest lease of each item that was ever handed out. */
+  readonly #leases = new Map<string, Held>();
+  /** [§20.2](../docs/spec.md#§20-leases-on-postgresql): the last token handed out; tokens only grow. */
+  #tokens = 0;
+
+  /**
+   * @param options - `maxRetries` ([§3.1](../docs/spec.md#§3-construction)) and `leaseMs`, a positive finite number.
+   * @throws RangeError when `leaseMs` is not a positive finite number, or `maxRetries` not valid (§3.1).
+   */
+  constructor(options: { readonly maxRetries: number; readonly leaseMs: number }) {
+    const { leaseMs } = options;
+    if (!(Number.isFinite(leaseMs) && leaseMs > 0)) {
+      throw new RangeError(message("leaseMs", "a positive finite number of milliseconds", leaseMs));
+    }
+    this.queue = new WorkQueueModel<string>({ maxRetries: options.maxRetries });
+    this.leaseMs = leaseMs;
+  }
+
+  /** The time, in milliseconds. */
+  get now(): number {
+    return this.queue.now;
+  }
+
+  /**
+   * [§4](../docs/spec.md#§4)
+   *
+   * @param item - The item.
+   */
+  add(item: string): void {
+    this.queue.add(item);
+  }
+
+  /** [§5](../docs/spec.md#§5), [§20.2](../docs/spec.md#§20-leases-on-postgresql): the oldest queued item under a new lease with a greater token. */
+  get(): ModelLease | undefined {
+    const item = this.queue.get();
+    if (item === undefined) return undefined;
+    const held: Held = { token: ++this.#tokens, expiresAt: this.now + this.leaseMs, state: "live" };
+    this.#leases.set(item, held);
+    return { item, token: held.token, expiresAt: held.expiresAt };
+  }
+
+  /**
+   * [§20.4](../docs/spec.md#§20-leases-on-postgresql): whether a call may act with `lease`: its token is the item's latest (0 when none was ever
+   * handed out) and that lease did not expire.
+   */
+  #accepts(lease: ModelLease): boolean {
+    const held = this.#leases.get(lease.item);
+    if (held === undefined) return lease.token === 0;
+    return held.token === lease.token && held.state !== "expired";
+  }
+
+  /** Runs `change` if `lease` is accepted (§20.4); otherwise nothing changes. */
+  #fenced<V>(lease: ModelLease, change: () => V): Fenced<V> {
+    if (!this.#accepts(lease)) return { stale: true };
+    return { stale: false, value: change() };
+  }
+
+  /**
+   * [§6](../docs/spec.md#§6), fenced ([§20.4](../docs/spec.md#§20-leases-on-postgresql)).
+   *
+   * @param lease - What `get` answered, or `{ item, token: 0 }` for an item never handed out.
+   */
+  done(lease: ModelLease): Fenced<void> {
+    return this.#fenced(lease, () => {
+      const held = this.#leases.get(lease.item);
+      if (held?.state === "live") held.state = "finished"; // §20.2: done ends the lease
+      this.queue.done(lease.item);
+    });
+  }
+
+  /**
+   * [§7](../docs/spec.md#§7), fenced ([§20.4](../docs/spec.md#§20-leases-on-postgresql)).
+   *
+   * @param lease - As for `done`.
+   */
+  retry(lease: ModelLease): Fenced<boolean> {
+    return this.#fenced(lease, () => this.queue.retry(lease.item));
+  }
+
+  /**
+   * [§8](../docs/spec.md#§8), fenced ([§20.4](../docs/spec.md#§20-leases-on-postgresql)).
+   *
+   * @param lease - As for `done`.
+   */
+  forget(lease: ModelLease): Fenced<void> {
+    return this.#fenced(lease, () => this.queue.forget(lease.item));
+  }
+
+  /**
+   * [§20.5](../docs/spec.md#§20-leases-on-postgresql): a live lease lasts `leaseMs` more from now; the answer is its new expiry. A lease that is not live is
+   * refused.
+   *
+   * @param lease - A lease `get` answered.
+   */
+  extend(lease: ModelLease): Fenced<number> {
+    const held = this.#leases.get(lease.item);
+    if (!this.#accepts(lease) || held?.state !== "live") return { stale: true };
+    held.expiresAt = this.now + this.leaseMs;
+    return { stale: false, value: held.expiresAt };
+  }
+
+  /**
+   * [§20.3](../docs/spec.md#§20-leases-on-postgresql): time moves forward by `ms`, and every live lease whose expiry is passed expires at its expiry,
+   * earliest first, ties in the order the leases were handed out: its item goes back to the tail of the queue.
+   *
+   * @param ms - A non-negative finite number of milliseconds.
+   */
+  advance(ms: number): void {
+    if (!(Number.isFinite(ms) && ms >= 0)) throw new RangeError(message("ms", "a non-negative finite number", ms));
+    const end = this.now + ms;
+    const expiring = [...this.#leases]
+      .filter(([, held]) => held.state === "live" && held.expiresAt <= end)
+      .sort(([, a], [, b]) => a.expiresAt - b.expiresAt || a.token - b.token);
+    for (const [item, held] of expiring) {
+      this.queue.advance(held.expiresAt - this.now);
+      held.state = "expired";
+      this.queue.expire(item);
+    }
+    this.queue.advance(end - this.now);
+  }
+
+  /** [§9.1](../docs/spec.md#§9-views) */
+  get size(): number {
+    return this.queue.size;
+  }
+
+  /** [§9.2](../docs/spec.md#§9-views) */
+  get inFlight(): number {
+    return this.queue.inFlight;
+  }
+
+  /**
+   * [§9.3](../docs/spec.md#§9-views)
+   *
+   * @param item - The item.
+   */
+  failures(item: string): number {
+    return this.queue.failures(item);
+  }
+
+  /** [§12.1](../docs/spec.md#§12-shutdown) */
+  shutDown(): void {
+    this.queue.shutDown();
+  }
+
+  /** [§12.2](../docs/spec.md#§12-shutdown) */
+  get shuttingDown(): boolean {
+    return this.queue.shuttingDown;
+  }
+}

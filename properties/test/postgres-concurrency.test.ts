@@ -1,0 +1,65 @@
+/**
+ * `PostgresWorkQueue` shared by several pools, as several processes share it (docs/spec.md §20): concurrent gets,
+ * takes woken by another process's add and shutdown through `LISTEN/NOTIFY`, and by an expiring lease.
+ */
+import pg from "pg";
+import { afterAll, expect, test } from "vitest";
+import { PostgresWorkQueue } from "../../src/postgres/index.js";
+import { concurrentGets } from "./postgres/concurrent.js";
+import { databaseUrl, freshName, freshSchema } from "./postgres/database.js";
+
+const { pool, schema } = freshSchema("concurrency");
+const other = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+afterAll(() => other.end());
+
+test("300 items got by 12 workers on 3 pools at once are each handed out exactly once", async () => {
+  const { handedOut, notOnce } = await concurrentGets(schema, 300);
+  expect(notOnce).toEqual([]);
+  expect(handedOut).toBe(300);
+});
+
+test("a take waiting in one process is woken by an add in another, long before its poll", async () => {
+  const name = freshName();
+  const taker = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3, pollMs: 60_000 });
+  const adder = new PostgresWorkQueue({ pool: other, schema, name, maxRetries: 3 });
+  const taken = taker.take();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await adder.add("a");
+  expect((await taken)?.item).toBe("a");
+  await taker.close();
+});
+
+test("a take waiting in one process resolves undefined when another shuts the queue down", async () => {
+  const name = freshName();
+  const taker = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3, pollMs: 60_000 });
+  const taken = taker.take();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await new PostgresWorkQueue({ pool: other, schema, name, maxRetries: 3 }).shutDown();
+  expect(await taken).toBeUndefined();
+  await taker.close();
+});
+
+test("a take waiting while a lease is live gets the item when the lease expires, on the database's clock", async () => {
+  const name = freshName();
+  const queue = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3, leaseMs: 200, pollMs: 60_000 });
+  await queue.add("a");
+  const first = await queue.get();
+  const again = await queue.take();
+  expect(again?.item).toBe("a");
+  expect(again?.token).toBeGreaterThan(first?.token as number);
+  expect(again?.expiresAt).toBeGreaterThanOrEqual(first?.expiresAt as number);
+  await queue.close();
+});
+
+test("a take whose signal aborts while it waits rejects with the reason and takes nothing", async () => {
+  const name = freshName();
+  const queue = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3, pollMs: 60_000 });
+  const controller = new AbortController();
+  const taken = queue.take({ signal: controller.signal });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  controller.abort(new Error("stop"));
+  await expect(taken).rejects.toThrow("stop");
+  await queue.add("a");
+  expect(await queue.size()).toBe(1);
+  await queue.close();
+});

@@ -1,0 +1,18 @@
+/**
+ * Leases on the machine's real PostgreSQL against `LeaseModel` (docs/spec.md §20), in a schema of this suite's own;
+ * see properties/test/postgres/leases.ts for the sequences.
+ */
+import * as fc from "fast-check";
+import { assert, test } from "vitest";
+import { freshSchema } from "./postgres/database.js";
+import { checkLeases } from "./postgres/leases.js";
+
+const { pool, schema } = freshSchema("leases");
+
+test("leases, expiry, extension and stale tokens on PostgreSQL answer as LeaseModel does after every call", async () => {
+  const details = await checkLeases(pool, schema, 60);
+  if (details.failed)
+    assert.fail(
+      `${fc.defaultReportMessage(details)}\nReplay: WORKQUEUE_REPLAY=${details.seed},${details.counterexamplePath}`,
+    );
+}, 300_000);

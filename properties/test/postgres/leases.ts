@@ -1,0 +1,114 @@
+/**
+ * The lease suite's sequences and how one runs (docs/spec.md §20): random calls that hand out leases, let them expire
+ * on a virtual clock, extend them, and call `done`, `retry` and `forget` with live, finished, expired and superseded
+ * leases; after every call the answers and every view must equal `LeaseModel`'s, and a stale lease must throw
+ * `StaleLeaseError` exactly when the model refuses it.
+ */
+import * as fc from "fast-check";
+import type pg from "pg";
+import { expect } from "vitest";
+import { type Fenced, LeaseModel, type ModelLease } from "../../../model/index.js";
+import { VirtualClock } from "../../../src/index.js";
+import { type Lease, PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
+import { scheduledParams } from "../settings.js";
+import { freshName } from "./database.js";
+
+const leaseMs = 100;
+const items = ["a", "b", "c"];
+
+/** A call of the sequence; a lease is named by the index of the `get` that answered it, modulo how many there were. */
+type Call =
+  | { readonly verb: "add"; readonly item: string }
+  | { readonly verb: "get" }
+  | { readonly verb: "done" | "retry" | "forget" | "extend"; readonly lease: number }
+  | { readonly verb: "done" | "retry" | "forget"; readonly unleased: string }
+  | { readonly verb: "advance"; readonly ms: number }
+  | { readonly verb: "shutDown" };
+
+const item = fc.constantFrom(...items);
+export const call: fc.Arbitrary<Call> = fc.oneof(
+  { weight: 4, arbitrary: item.map((i) => ({ verb: "add", item: i }) as const) },
+  { weight: 4, arbitrary: fc.constant({ verb: "get" } as const) },
+  {
+    weight: 6,
+    arbitrary: fc.record({ verb: fc.constantFrom("done", "retry", "forget", "extend"), lease: fc.nat(20) }),
+  },
+  { weight: 1, arbitrary: fc.record({ verb: fc.constantFrom("done", "retry", "forget"), unleased: item }) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(0, 1, 40, 99, 100, 101, 250).map((ms) => ({ verb: "advance", ms }) as const),
+  },
+  { weight: 1, arbitrary: fc.constant({ verb: "shutDown" } as const) },
+);
+
+/** What a fenced call of the queue answered, in the model's terms. */
+async function fenced<V>(call: () => Promise<V>): Promise<Fenced<V>> {
+  try {
+    return { stale: false, value: await call() };
+  } catch (error) {
+    if (error instanceof StaleLeaseError) return { stale: true };
+    throw error;
+  }
+}
+
+/** Runs `calls` on a fresh queue and the model, comparing after every call; throws at the first difference. */
+async function run(pool: pg.Pool, schema: string, maxRetries: number, calls: readonly Call[]): Promise<void> {
+  const clock = new VirtualClock();
+  const queue = new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries, leaseMs, clock });
+  const model = new LeaseModel({ maxRetries, leaseMs });
+  const leases: [Lease, ModelLease][] = [];
+  const log: string[] = [];
+  const tokens: number[] = []; // the queue's tokens in the order handed out: the model's token is the rank
+  for (const c of calls) {
+    log.push(JSON.stringify(c));
+    const where = () => `after ${log.join(", ")}`;
+    if (c.verb === "add") {
+      await queue.add(c.item);
+      model.add(c.item);
+    } else if (c.verb === "get") {
+      const [got, expected] = [await queue.get(), model.get()];
+      if (got !== undefined) tokens.push(got.token);
+      expect(got && { ...got, token: tokens.indexOf(got.token) + 1 }, `§5, §20.2: get ${where()}`).toEqual(expected);
+      if (got !== undefined && expected !== undefined) leases.push([got, expected]);
+    } else if (c.verb === "advance") {
+      clock.advance(c.ms);
+      model.advance(c.ms);
+    } else if (c.verb === "shutDown") {
+      await queue.shutDown();
+      model.shutDown();
+    } else if ("unleased" in c) {
+      const lease = { item: c.unleased, token: 0, expiresAt: 0 };
+      expect(await fenced<unknown>(() => queue[c.verb](lease)), `§20.4: ${c.verb} ${where()}`).toEqual(
+        model[c.verb](lease),
+      );
+    } else {
+      const pair = leases[c.lease % Math.max(1, leases.length)];
+      if (pair === undefined) continue;
+      const [lease, modelLease] = pair;
+      if (c.verb === "extend") {
+        const extended = await fenced(() => queue.extend(lease).then((l) => l.expiresAt));
+        expect(extended, `§20.5: extend ${where()}`).toEqual(model.extend(modelLease));
+      } else {
+        expect(await fenced<unknown>(() => queue[c.verb](lease)), `§20.4: ${c.verb} ${where()}`).toEqual(
+          model[c.verb](modelLease),
+        );
+      }
+    }
+    expect(await queue.size(), `§9.1: size ${where()}`).toBe(model.size);
+    expect(await queue.inFlight(), `§9.2: inFlight ${where()}`).toBe(model.inFlight);
+    expect(await queue.shuttingDown(), `§12.2: shuttingDown ${where()}`).toBe(model.shuttingDown);
+    for (const i of items) expect(await queue.failures(i), `§9.3: failures(${i}) ${where()}`).toBe(model.failures(i));
+  }
+}
+
+/** Runs `numRuns` random sequences on fresh queues of `schema` against the model; the details say whether one failed. */
+export function checkLeases(pool: pg.Pool, schema: string, numRuns: number): Promise<fc.RunDetails<unknown>> {
+  return fc.check(
+    fc.asyncProperty(
+      fc.constantFrom(0, 1, 2, 3, Number.POSITIVE_INFINITY),
+      fc.array(call, { minLength: 1, maxLength: 60, size: "max" }),
+      (maxRetries, calls) => run(pool, schema, maxRetries, calls),
+    ),
+    { ...scheduledParams(numRuns), interruptAfterTimeLimit: 120_000 },
+  );
+}

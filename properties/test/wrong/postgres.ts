@@ -1,0 +1,71 @@
+/**
+ * Deliberately wrong PostgreSQL queues (docs/spec.md §20): the reference schema with one realistic mistake in one
+ * function, each found by the suite named beside it. A defect is a text edit of the migration, which the test
+ * checks applied, so a change of the schema cannot silently make a defect vanish.
+ */
+
+/** One mistake: where it is, what it becomes, and the suite and rule that reject it. */
+export interface PostgresDefect {
+  /** What the mistake is. */
+  readonly name: string;
+  /** The text of the reference migration the mistake replaces. */
+  readonly from: string;
+  /** What it becomes. */
+  readonly to: string;
+  /** Which suite rejects it: the lease suite, the gate (`checkConformance`) or the concurrent gets. */
+  readonly suite: "leases" | "gate" | "concurrent gets";
+  /** The rule the rejection names. */
+  readonly rule: string;
+}
+
+export const postgresDefects: readonly PostgresDefect[] = [
+  {
+    name: "no fencing: any token is accepted",
+    from: "return p_token = r.token and r.lease <> 'expired';",
+    to: "return true;",
+    suite: "leases",
+    rule: "§20.4",
+  },
+  {
+    name: "an expired lease's token is accepted until the item is handed out again",
+    from: "return p_token = r.token and r.lease <> 'expired';",
+    to: "return p_token = r.token;",
+    suite: "leases",
+    rule: "§20.4",
+  },
+  {
+    name: "tokens do not grow: every lease of an item has token 1",
+    from: "v_token := nextval(",
+    to: "v_token := 1 + 0 * nextval(",
+    suite: "leases",
+    rule: "§20.2",
+  },
+  {
+    name: "an expired lease drops its item instead of queueing it",
+    from: "queued_ms = r.expires_ms, position = nextval(",
+    to: "queued_ms = null, position = 0 * nextval(",
+    suite: "leases",
+    rule: "§9.1",
+  },
+  {
+    name: "an expired lease counts a failure",
+    from: "set in_flight = false, dirty = false, lease = 'expired',",
+    to: "set failures = failures + 1, in_flight = false, dirty = false, lease = 'expired',",
+    suite: "leases",
+    rule: "§9.3",
+  },
+  {
+    name: "done drops the dirty mark",
+    from: "if r.dirty then perform",
+    to: "if false and r.dirty then perform",
+    suite: "gate",
+    rule: "§10.3",
+  },
+  {
+    name: "get is not atomic: it reads the oldest item without locking it",
+    from: "order by i.queued_ms, i.position limit 1 for update skip locked;",
+    to: "order by i.queued_ms, i.position limit 1;",
+    suite: "concurrent gets",
+    rule: "§10.1",
+  },
+];

@@ -1,0 +1,412 @@
+import type { Clock } from "../clock.js";
+import { assertMaxRetries, assertShape, expected, signalOf } from "../validate.js";
+import { DatabaseUnavailableError, isUnavailable, StaleLeaseError } from "./errors.js";
+import { assertSchema, channelOf } from "./schema.js";
+
+/**
+ * What the queue needs of a connection: `pg`'s `Pool` has it; so does a `Client`, which then serves one call at a
+ * time.
+ *
+ * @public
+ */
+export interface Queryable {
+  /**
+   * Runs one parameterised statement.
+   *
+   * @param text - The SQL, with `$1`, `$2`, … for the values.
+   * @param values - The values.
+   */
+  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+}
+
+/**
+ * A client of its own, which a waiting `take` listens on: `pg`'s `PoolClient`.
+ *
+ * @public
+ */
+export interface ListeningClient extends Queryable {
+  /**
+   * Subscribes to `LISTEN`'s notifications.
+   *
+   * @param event - `"notification"`.
+   * @param listener - Called with each notification.
+   */
+  on(event: "notification", listener: (message: { channel: string; payload?: string | undefined }) => void): unknown;
+  /**
+   * Subscribes to the connection's errors.
+   *
+   * @param event - `"error"`.
+   * @param listener - Called with the error.
+   */
+  on(event: "error", listener: (error: Error) => void): unknown;
+  /**
+   * Gives the client back to its pool.
+   *
+   * @param error - When given, the pool discards the client.
+   */
+  release(error?: Error | boolean): void;
+}
+
+/**
+ * A pool of connections: `pg`'s `Pool`.
+ *
+ * @public
+ */
+export interface PoolLike extends Queryable {
+  /** A client of its own, for `LISTEN`. */
+  connect(): Promise<ListeningClient>;
+}
+
+/**
+ * An item handed out by `get` or `take`, with the token that fences it and when it expires
+ * ([docs/spec.md §20.2](../../docs/spec.md#§20-leases-on-postgresql)).
+ *
+ * @public
+ */
+export interface Lease {
+  /** The item. */
+  readonly item: string;
+  /** The fencing token: greater than every token handed out for this item before. Writes downstream should carry it. */
+  readonly token: number;
+  /** When the lease expires, in milliseconds on the queue's clock (the database's `clock_timestamp()` by default). */
+  readonly expiresAt: number;
+}
+
+/**
+ * The options of {@link PostgresWorkQueue}.
+ *
+ * @public
+ */
+export interface PostgresWorkQueueOptions {
+  /** The connections: a `pg` `Pool`. The queue does not end it. */
+  readonly pool: PoolLike;
+  /** The queue's name: queues of one schema share its tables and are independent of each other. */
+  readonly name: string;
+  /** The schema `migrate` set up. @defaultValue `"workqueue"` */
+  readonly schema?: string | undefined;
+  /** [docs/spec.md §3.1](../../docs/spec.md#§3-construction): a non-negative integer or `Infinity`. */
+  readonly maxRetries: number;
+  /** How long a lease lasts from `get`, `take` or `extend`, in milliseconds ([§20.2](../../docs/spec.md#§20-leases-on-postgresql)). @defaultValue `30_000` */
+  readonly leaseMs?: number | undefined;
+  /**
+   * The clock leases expire by ([§20.6](../../docs/spec.md#§20-leases-on-postgresql)). Every process of one queue must use the same one.
+   *
+   * @defaultValue the database's `clock_timestamp()`: one clock for every host
+   */
+  readonly clock?: Clock | undefined;
+  /** How often a waiting `take` looks again when no notification arrives, in milliseconds. @defaultValue `1_000` */
+  readonly pollMs?: number | undefined;
+}
+
+/** Throws a `TypeError` unless `item` is a string: items in PostgreSQL are text ([§20.1](../../docs/spec.md#§20-leases-on-postgresql)). */
+function assertText(item: unknown): asserts item is string {
+  if (typeof item !== "string") throw new TypeError(expected("item", "a string", item));
+}
+
+/** Throws a `TypeError` unless `lease` is one that `get` or `take` answered: a string item and a token. */
+function assertLease(lease: unknown): asserts lease is Lease {
+  const record = lease as { item?: unknown; token?: unknown } | null;
+  const valid =
+    typeof lease === "object" &&
+    record !== null &&
+    typeof record.item === "string" &&
+    Number.isSafeInteger(record.token) &&
+    (record.token as number) >= 0;
+  if (!valid) throw new TypeError(expected("lease", "a lease that get or take answered, { item, token }", lease));
+}
+
+/** Throws a `RangeError` unless `ms` is a positive finite number. */
+function assertPositive(name: string, ms: unknown): asserts ms is number {
+  if (!(typeof ms === "number" && Number.isFinite(ms) && ms > 0)) {
+    throw new RangeError(expected(name, "a positive finite number of milliseconds", ms));
+  }
+}
+
+/**
+ * A keyed work queue in PostgreSQL: the rules of docs/spec.md §4–§14 for string items, shared by every process
+ * that opens the same queue, durable across restarts, with leases that expire when a holder dies and fencing
+ * tokens that refuse a late call ([docs/spec.md §20](../../docs/spec.md#§20-leases-on-postgresql)).
+ *
+ * @remarks
+ * Every verb is one statement, so one transaction: it happens entirely or not at all. What a handler may assume is
+ * in §20.7: an item is processed at least once, and never by two live leases at once; a holder that stalls past
+ * its lease can still be running when another worker gets the item, so writes downstream should carry the token.
+ * Not supported yet: `addAfter`, rate limiters, metrics and `shutDownWithDrain`. The tables must exist: call
+ * {@link migrate} first.
+ *
+ * @public
+ * @example
+ * ```ts
+ * import pg from "pg";
+ * import { migrate, PostgresWorkQueue } from "workqueue-spec/postgres";
+ *
+ * const pool = new pg.Pool({ connectionString: "postgres://postgres@127.0.0.1:5432/test" });
+ * await migrate(pool);
+ * const queue = new PostgresWorkQueue({ pool, name: "pods", maxRetries: 5 });
+ * await queue.add("default/web");
+ * const lease = await queue.take();
+ * if (lease) {
+ *   await queue.forget(lease); // processed: reset its failures
+ *   await queue.done(lease);
+ * }
+ * await queue.close();
+ * await pool.end();
+ * ```
+ */
+export class PostgresWorkQueue {
+  /** The queue's name, passed to every function. */
+  readonly name: string;
+  /** [§3.1](../../docs/spec.md#§3-construction) */
+  readonly maxRetries: number;
+  /** How long a lease lasts, in milliseconds. */
+  readonly leaseMs: number;
+  /** The quoted schema, the prefix of every function. */
+  readonly #functions: string;
+  /** The channel of the schema's notifications. */
+  readonly #channel: string;
+  readonly #pool: PoolLike;
+  readonly #clock: Clock | undefined;
+  readonly #pollMs: number;
+  /** The client a waiting `take` listens on, while one is connected. */
+  #listener: Promise<ListeningClient> | undefined;
+  /** Wakes every waiting `take` to look again: called on a notification and on `shutDown`. */
+  readonly #wakers = new Set<() => void>();
+  /** Set by `close`: nothing more is asked of the database. */
+  #closed = false;
+
+  /** @param options - The pool, the queue's name, `maxRetries` and, optionally, the schema, lease, clock and poll. */
+  constructor(options: PostgresWorkQueueOptions) {
+    if (typeof options !== "object" || options === null) {
+      throw new TypeError(expected("options", "an object such as { pool, name: 'pods', maxRetries: 5 }", options));
+    }
+    assertShape("pool", options.pool, "a pg Pool", ["query", "connect"], []);
+    if (typeof options.name !== "string" || options.name === "") {
+      throw new TypeError(expected("name", "a non-empty string", options.name));
+    }
+    const schema = options.schema ?? "workqueue";
+    assertSchema(schema);
+    assertMaxRetries(options.maxRetries);
+    const leaseMs = options.leaseMs ?? 30_000;
+    assertPositive("leaseMs", leaseMs);
+    const pollMs = options.pollMs ?? 1_000;
+    assertPositive("pollMs", pollMs);
+    if (options.clock !== undefined) assertShape("clock", options.clock, "a Clock", ["now", "schedule"], []);
+    this.name = options.name;
+    this.maxRetries = options.maxRetries;
+    this.leaseMs = leaseMs;
+    this.#pool = options.pool;
+    this.#functions = `"${schema}"`;
+    this.#channel = channelOf(schema);
+    this.#clock = options.clock;
+    this.#pollMs = pollMs;
+  }
+
+  /** The injected clock's time, or `null`: the database's. */
+  #now(): number | null {
+    return this.#clock === undefined ? null : this.#clock.now();
+  }
+
+  /** Calls one of the schema's functions; a lost connection becomes a {@link DatabaseUnavailableError}. */
+  async #call(verb: string, sql: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+    try {
+      return (await this.#pool.query(`select * from ${this.#functions}.${sql}`, values)).rows;
+    } catch (error) {
+      throw isUnavailable(error) ? new DatabaseUnavailableError(verb, error) : error;
+    }
+  }
+
+  /**
+   * [§4](../../docs/spec.md#§4): queues `item` unless it is queued; marks it dirty if it is in flight.
+   *
+   * @param item - A string.
+   */
+  async add(item: string): Promise<void> {
+    assertText(item);
+    await this.#call("add", "add($1, $2, $3)", [this.name, item, this.#now()]);
+  }
+
+  /** [§5](../../docs/spec.md#§5) and §20.2: the oldest queued item under a new lease, or `undefined` when nothing is queued. */
+  async get(): Promise<Lease | undefined> {
+    const [row] = await this.#call("get", "get($1, $2, $3)", [this.name, this.#now(), this.leaseMs]);
+    if (row === undefined) return undefined;
+    return { item: row.item as string, token: Number(row.token), expiresAt: row.expires_ms as number };
+  }
+
+  /**
+   * [§14](../../docs/spec.md#§14-waiting-for-work): the next item under a new lease, waiting until one is queued — by this process or another,
+   * woken by `LISTEN/NOTIFY`, by the earliest lease expiry, and at least every `pollMs`. Resolves `undefined` once
+   * the queue is shutting down and nothing is queued (§14.2).
+   *
+   * @param options - `signal` withdraws the take (§14.5).
+   */
+  async take(options?: { readonly signal?: AbortSignal | undefined }): Promise<Lease | undefined> {
+    const signal = signalOf(options);
+    signal?.throwIfAborted();
+    await this.#listen();
+    for (;;) {
+      // Armed before looking, so a notification that arrives while we look is not missed.
+      let wake = (): void => {};
+      const woken = new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      this.#wakers.add(wake);
+      try {
+        signal?.throwIfAborted();
+        const lease = await this.get();
+        if (lease !== undefined) return lease;
+        const [views] = await this.#call("take", "views($1, $2)", [this.name, this.#now()]);
+        if (views?.shutting_down === true) return undefined;
+        await this.#sleep(woken, (views?.next_expiry as number | null) ?? undefined, signal);
+      } finally {
+        this.#wakers.delete(wake);
+      }
+    }
+  }
+
+  /** Waits for `woken`, the earliest expiry, `pollMs` or the abort, whichever comes first. */
+  #sleep(woken: Promise<void>, nextExpiry: number | undefined, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const timers: (() => void)[] = [];
+      const finish = (): void => {
+        for (const cancel of timers) cancel();
+        signal?.removeEventListener("abort", abort);
+        resolve();
+      };
+      const abort = (): void => {
+        finish();
+        reject(signal?.reason);
+      };
+      signal?.addEventListener("abort", abort, { once: true });
+      void woken.then(finish);
+      const poll = setTimeout(finish, this.#pollMs);
+      timers.push(() => clearTimeout(poll));
+      if (nextExpiry !== undefined && this.#clock !== undefined) timers.push(this.#clock.schedule(nextExpiry, finish));
+      if (nextExpiry !== undefined && this.#clock === undefined) {
+        const expiry = setTimeout(finish, Math.max(0, nextExpiry - Date.now()));
+        timers.push(() => clearTimeout(expiry));
+      }
+    });
+  }
+
+  /** Connects the listening client once, and wakes the waiting takes on every notification for this queue. */
+  async #listen(): Promise<void> {
+    if (this.#listener === undefined) {
+      this.#listener = (async () => {
+        const client = await this.#pool.connect().catch((error: unknown) => {
+          throw new DatabaseUnavailableError("take", error);
+        });
+        client.on("notification", (message) => {
+          if (message.payload === this.name) this.#wake();
+        });
+        client.on("error", () => {
+          // The connection is gone: forget it, so the next take connects again; `pollMs` wakes the waiting ones.
+          this.#listener = undefined;
+          client.release(true);
+        });
+        await client.query(`listen "${this.#channel}"`);
+        return client;
+      })();
+      this.#listener.catch(() => {
+        this.#listener = undefined;
+      });
+    }
+    await this.#listener;
+  }
+
+  /** Wakes every waiting take. */
+  #wake(): void {
+    for (const wake of this.#wakers) wake();
+  }
+
+  /** Runs a fenced call; a stale lease throws {@link StaleLeaseError} and changed nothing. */
+  async #fenced(verb: string, lease: Lease, sql: string, extra: unknown[]): Promise<unknown> {
+    assertLease(lease);
+    const [row] = await this.#call(verb, sql, [this.name, lease.item, lease.token, this.#now(), ...extra]);
+    const answer = row === undefined ? undefined : Object.values(row)[0];
+    if (answer === "stale" || answer === null) throw new StaleLeaseError(verb, lease.item, lease.token);
+    return answer;
+  }
+
+  /**
+   * [§6](../../docs/spec.md#§6): ends the lease; a dirty item is queued again.
+   *
+   * @param lease - What `get` or `take` answered. A lease that expired or was superseded throws {@link StaleLeaseError}.
+   */
+  async done(lease: Lease): Promise<void> {
+    await this.#fenced("done", lease, "done($1, $2, $3, $4)", []);
+  }
+
+  /**
+   * [§7](../../docs/spec.md#§7): counts a failure; `true` when the item will be processed again, `false` on give-up.
+   *
+   * @param lease - What `get` or `take` answered. A lease that expired or was superseded throws {@link StaleLeaseError}.
+   */
+  async retry(lease: Lease): Promise<boolean> {
+    return (await this.#fenced("retry", lease, "retry($1, $2, $3, $4, $5)", [this.maxRetries])) === "requeued";
+  }
+
+  /**
+   * [§8](../../docs/spec.md#§8): resets the item's failure count.
+   *
+   * @param lease - What `get` or `take` answered. A lease that expired or was superseded throws {@link StaleLeaseError}.
+   */
+  async forget(lease: Lease): Promise<void> {
+    await this.#fenced("forget", lease, "forget($1, $2, $3, $4)", []);
+  }
+
+  /**
+   * [§20.5](../../docs/spec.md#§20-leases-on-postgresql): the live lease lasts `leaseMs` more from now.
+   *
+   * @param lease - A live lease; one that expired, was superseded or ended throws {@link StaleLeaseError}.
+   * @returns The lease with its new expiry.
+   */
+  async extend(lease: Lease): Promise<Lease> {
+    const expiresAt = (await this.#fenced("extend", lease, "extend($1, $2, $3, $4, $5)", [this.leaseMs])) as number;
+    return { item: lease.item, token: lease.token, expiresAt };
+  }
+
+  /** [§9.1](../../docs/spec.md#§9-views): the number of queued items, after the leases that expired by now went back. */
+  async size(): Promise<number> {
+    const [views] = await this.#call("size", "views($1, $2)", [this.name, this.#now()]);
+    return Number(views?.size);
+  }
+
+  /** [§9.2](../../docs/spec.md#§9-views): the number of items under a live lease. */
+  async inFlight(): Promise<number> {
+    const [views] = await this.#call("inFlight", "views($1, $2)", [this.name, this.#now()]);
+    return Number(views?.in_flight);
+  }
+
+  /** [§12.2](../../docs/spec.md#§12-shutdown): whether the queue, in any process, was shut down. */
+  async shuttingDown(): Promise<boolean> {
+    const [views] = await this.#call("shuttingDown", "views($1, $2)", [this.name, this.#now()]);
+    return views?.shutting_down === true;
+  }
+
+  /**
+   * [§9.3](../../docs/spec.md#§9-views): the item's failure count.
+   *
+   * @param item - A string.
+   */
+  async failures(item: string): Promise<number> {
+    assertText(item);
+    const [row] = await this.#call("failures", "failures($1, $2)", [this.name, item]);
+    return Number(row?.failures);
+  }
+
+  /** [§12.1](../../docs/spec.md#§12-shutdown): shuts the queue down for every process; waiting takes with nothing to hand out resolve `undefined`. */
+  async shutDown(): Promise<void> {
+    await this.#call("shutDown", "shut_down($1)", [this.name]);
+    this.#wake();
+  }
+
+  /** Releases the listening client. The queue's state stays in the database; the pool is the caller's to end. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const listener = this.#listener;
+    this.#listener = undefined;
+    this.#wake();
+    if (listener !== undefined) (await listener.catch(() => undefined))?.release();
+  }
+}
