@@ -2,6 +2,7 @@
  * The executable specification of leases ([docs/spec.md §20](../docs/spec.md#§20-leases-on-postgresql)): a `WorkQueueModel` for the rules of §4–§12,
  * and beside it, naively, the latest lease of every item. Every method cites the rule it implements.
  */
+import { backoffModel } from "./clock-model.js";
 import { message } from "./words.js";
 import { WorkQueueModel } from "./work-queue-model.js";
 
@@ -58,15 +59,22 @@ export class LeaseModel {
   #tokens = 0;
 
   /**
-   * @param options - `maxRetries` ([§3.1](../docs/spec.md#§3-construction)) and `leaseMs`, a positive finite number.
+   * @param options - `maxRetries` ([§3.1](../docs/spec.md#§3-construction)), `leaseMs`, a positive finite number, and the exponential backoff of
+   *   `retry`, if any ([§18.2](../docs/spec.md#§18-backoff-and-rate-limiters)).
    * @throws RangeError when `leaseMs` is not a positive finite number, or `maxRetries` not valid (§3.1).
    */
-  constructor(options: { readonly maxRetries: number; readonly leaseMs: number }) {
+  constructor(options: {
+    readonly maxRetries: number;
+    readonly leaseMs: number;
+    readonly backoff?: { readonly baseMs: number; readonly maxMs: number } | undefined;
+  }) {
     const { leaseMs } = options;
     if (!(Number.isFinite(leaseMs) && leaseMs > 0)) {
       throw new RangeError(message("leaseMs", "a positive finite number of milliseconds", leaseMs));
     }
-    this.queue = new WorkQueueModel<string>({ maxRetries: options.maxRetries });
+    const { backoff } = options;
+    const rateLimiter = backoff === undefined ? undefined : backoffModel(backoff.baseMs, backoff.maxMs);
+    this.queue = new WorkQueueModel<string>({ maxRetries: options.maxRetries, rateLimiter });
     this.leaseMs = leaseMs;
   }
 
@@ -82,6 +90,16 @@ export class LeaseModel {
    */
   add(item: string): void {
     this.queue.add(item);
+  }
+
+  /**
+   * [§17](../docs/spec.md#§17-delayed-adds)
+   *
+   * @param item - The item.
+   * @param delayMs - The delay, in milliseconds.
+   */
+  addAfter(item: string, delayMs: number): void {
+    this.queue.addAfter(item, delayMs);
   }
 
   /** [§5](../docs/spec.md#§5), [§20.2](../docs/spec.md#§20-leases-on-postgresql): the oldest queued item under a new lease with a greater token. */
@@ -181,6 +199,11 @@ export class LeaseModel {
   /** [§9.2](../docs/spec.md#§9-views) */
   get inFlight(): number {
     return this.queue.inFlight;
+  }
+
+  /** [§9.4](../docs/spec.md#§9-views) */
+  get waiting(): number {
+    return this.queue.waiting;
   }
 
   /**

@@ -271,14 +271,17 @@ export class WorkQueueModel<T> {
 
   /**
    * [§20.3](../docs/spec.md#§20-leases-on-postgresql): the lease of `item`, which is in flight, expired. It goes back to the tail of the queue, dirty or
-   * not, while shutting down too, as the `done` of a dirty item does (§6.2); its failure count is kept. An item that
-   * is not in flight: nothing changes.
+   * not, while shutting down too, as the `done` of a dirty item does (§6.2); its wait ends, as an add's does (§17.4),
+   * and its failure count is kept. An item that is not in flight: nothing changes.
    *
    * @param item - The item whose lease expired.
    */
   expire(item: T): void {
-    if (this.stateOf(item) === "in flight") this.#dirty.push(item); // §20.3: the requeue a dirty mark asks for
-    this.done(item);
+    if (this.stateOf(item) === "in flight") {
+      this.#waiting = this.#waiting.filter((w) => !same(w.item, item)); // §17.4: the requeue serves the wait
+      this.#dirty.push(item); // §20.3: the requeue a dirty mark asks for
+    }
+    this.done(item); // §6.2: a dirty item is requeued; §6.3: an item not in flight, nothing
   }
 
   /**

@@ -6,6 +6,7 @@ import { test } from "vitest";
 import { PostgresWorkQueue } from "../../src/postgres/index.js";
 import type { Profile } from "../engine/commands.js";
 import { checkConformance } from "../engine/conformance.js";
+import type { SubjectOptions } from "../engine/subject.js";
 import { stringItems } from "../engine/universes.js";
 import { leaseSubject } from "./postgres/adapter.js";
 import { freshName, freshSchema } from "./postgres/database.js";
@@ -13,15 +14,21 @@ import { expectConforms, runs, seed } from "./settings.js";
 
 const { pool, schema } = freshSchema("conformance");
 
-const postgres = (options: { maxRetries: number }) =>
-  leaseSubject(
-    new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries: options.maxRetries, leaseMs: 3_600_000 }),
-  );
+// Leases last longer than any run, so that the gate's rules apply as they are (the lease suite expires them).
+const postgres = ({ maxRetries, clock, backoff }: SubjectOptions) =>
+  leaseSubject(new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries, leaseMs: 1e12, clock, backoff }));
 
-for (const profile of ["contract", "robust"] satisfies Profile[]) {
-  test(`${profile} profile: the PostgreSQL queue answers as the model does after every call`, async (ctx) => {
+for (const [profile, time] of [
+  ["contract", false],
+  ["robust", false],
+  ["contract", true],
+  ["robust", true],
+] satisfies [Profile, boolean][]) {
+  const title = `${profile} profile${time ? ", with time (delays, backoff)" : ""}: the PostgreSQL queue answers as the model does after every call`;
+  test(title, async (ctx) => {
     const report = await checkConformance(postgres, {
       profile,
+      time,
       seed,
       shape: "both",
       items: stringItems,

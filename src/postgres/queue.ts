@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.js";
-import { assertMaxRetries, assertShape, expected, signalOf } from "../validate.js";
+import { assertDelay, assertMaxRetries, assertShape, expected, signalOf } from "../validate.js";
 import { DatabaseUnavailableError, isUnavailable, StaleLeaseError } from "./errors.js";
 import { assertSchema, channelOf } from "./schema.js";
 
@@ -96,6 +96,27 @@ export interface PostgresWorkQueueOptions {
   readonly clock?: Clock | undefined;
   /** How often a waiting `take` looks again when no notification arrives, in milliseconds. @defaultValue `1_000` */
   readonly pollMs?: number | undefined;
+  /**
+   * The exponential backoff of `retry` ([docs/spec.md §18.2](../../docs/spec.md#§18-backoff-and-rate-limiters)): the requeue after the n-th failure waits
+   * `min(maxMs, baseMs · 2^(n − 1))` (§7.3). Computed in the database, so every process backs off alike.
+   *
+   * @defaultValue none: `retry` requeues at once
+   */
+  readonly backoff?: { readonly baseMs: number; readonly maxMs: number } | undefined;
+}
+
+/** What a waiting call's look found: its answer, or when to look again at the latest. */
+type Look<V> =
+  | { readonly found: true; readonly value: V }
+  | { readonly found: false; readonly nextEvent?: number | undefined };
+
+/** The views of §9 and §12.2, and the next expiry or due time (§20.10). */
+interface Views {
+  readonly size: number;
+  readonly inFlight: number;
+  readonly waiting: number;
+  readonly shuttingDown: boolean;
+  readonly nextEvent: number | undefined;
 }
 
 /** Throws a `TypeError` unless `item` is a string: items in PostgreSQL are text ([§20.1](../../docs/spec.md#§20-leases-on-postgresql)). */
@@ -113,6 +134,13 @@ function assertLease(lease: unknown): asserts lease is Lease {
     Number.isSafeInteger(record.token) &&
     (record.token as number) >= 0;
   if (!valid) throw new TypeError(expected("lease", "a lease that get or take answered, { item, token }", lease));
+}
+
+/** Throws a `RangeError` unless `ms` is a non-negative finite number ([§18.2](../../docs/spec.md#§18-backoff-and-rate-limiters)). */
+function assertDuration(name: string, ms: unknown): asserts ms is number {
+  if (!(typeof ms === "number" && Number.isFinite(ms) && ms >= 0)) {
+    throw new RangeError(expected(name, "a non-negative finite number of milliseconds", ms));
+  }
 }
 
 /** Throws a `RangeError` unless `ms` is a positive finite number. */
@@ -167,6 +195,8 @@ export class PostgresWorkQueue {
   readonly #pool: PoolLike;
   readonly #clock: Clock | undefined;
   readonly #pollMs: number;
+  /** The backoff's base and max, or `null`s without one. */
+  readonly #backoff: readonly [number | null, number | null];
   /** The client a waiting `take` listens on, while one is connected. */
   #listener: Promise<ListeningClient> | undefined;
   /** Wakes every waiting `take` to look again: called on a notification and on `shutDown`. */
@@ -191,6 +221,14 @@ export class PostgresWorkQueue {
     const pollMs = options.pollMs ?? 1_000;
     assertPositive("pollMs", pollMs);
     if (options.clock !== undefined) assertShape("clock", options.clock, "a Clock", ["now", "schedule"], []);
+    const backoff = options.backoff;
+    if (backoff !== undefined) {
+      if (typeof backoff !== "object" || backoff === null) {
+        throw new TypeError(expected("backoff", "undefined or an object such as { baseMs: 5, maxMs: 1000 }", backoff));
+      }
+      assertDuration("backoff.baseMs", backoff.baseMs);
+      assertDuration("backoff.maxMs", backoff.maxMs);
+    }
     this.name = options.name;
     this.maxRetries = options.maxRetries;
     this.leaseMs = leaseMs;
@@ -199,6 +237,7 @@ export class PostgresWorkQueue {
     this.#channel = channelOf(schema);
     this.#clock = options.clock;
     this.#pollMs = pollMs;
+    this.#backoff = backoff === undefined ? [null, null] : [backoff.baseMs, backoff.maxMs];
   }
 
   /** The injected clock's time, or `null`: the database's. */
@@ -208,10 +247,14 @@ export class PostgresWorkQueue {
 
   /** Calls one of the schema's functions; a lost connection becomes a {@link DatabaseUnavailableError}. */
   async #call(verb: string, sql: string, values: unknown[]): Promise<Record<string, unknown>[]> {
-    try {
-      return (await this.#pool.query(`select * from ${this.#functions}.${sql}`, values)).rows;
-    } catch (error) {
-      throw isUnavailable(error) ? new DatabaseUnavailableError(verb, error) : error;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await this.#pool.query(`select * from ${this.#functions}.${sql}`, values)).rows;
+      } catch (error) {
+        if (isUnavailable(error)) throw new DatabaseUnavailableError(verb, error);
+        // A transaction the server aborted to break a deadlock changed nothing: it is made again (§20.8).
+        if ((error as { code?: unknown }).code !== "40P01" || attempt === 5) throw error;
+      }
     }
   }
 
@@ -223,6 +266,18 @@ export class PostgresWorkQueue {
   async add(item: string): Promise<void> {
     assertText(item);
     await this.#call("add", "add($1, $2, $3)", [this.name, item, this.#now()]);
+  }
+
+  /**
+   * [§17](../../docs/spec.md#§17-delayed-adds): queues `item` once `delayMs` have passed on the queue's clock; a delay that is not positive is an `add`.
+   *
+   * @param item - A string.
+   * @param delayMs - A finite number of milliseconds.
+   */
+  async addAfter(item: string, delayMs: number): Promise<void> {
+    assertText(item);
+    assertDelay(delayMs);
+    await this.#call("addAfter", "add_after($1, $2, $3, $4)", [this.name, item, this.#now(), delayMs]);
   }
 
   /** [§5](../../docs/spec.md#§5) and §20.2: the oldest queued item under a new lease, or `undefined` when nothing is queued. */
@@ -242,9 +297,22 @@ export class PostgresWorkQueue {
   async take(options?: { readonly signal?: AbortSignal | undefined }): Promise<Lease | undefined> {
     const signal = signalOf(options);
     signal?.throwIfAborted();
+    return this.#until(signal, async () => {
+      const lease = await this.get();
+      if (lease !== undefined) return { found: true, value: lease };
+      const views = await this.#views("take");
+      if (views.shuttingDown && views.waiting === 0) return { found: true, value: undefined }; // §14.2, §17.7
+      return { found: false, nextEvent: views.nextEvent };
+    });
+  }
+
+  /**
+   * Looks until `look` finds something, sleeping between looks until a notification, the next expiry or due time,
+   * or `pollMs` wakes it (§20.10); the waker is armed before each look, so a notification during it is not missed.
+   */
+  async #until<V>(signal: AbortSignal | undefined, look: () => Promise<Look<V>>): Promise<V> {
     await this.#listen();
     for (;;) {
-      // Armed before looking, so a notification that arrives while we look is not missed.
       let wake = (): void => {};
       const woken = new Promise<void>((resolve) => {
         wake = resolve;
@@ -252,19 +320,30 @@ export class PostgresWorkQueue {
       this.#wakers.add(wake);
       try {
         signal?.throwIfAborted();
-        const lease = await this.get();
-        if (lease !== undefined) return lease;
-        const [views] = await this.#call("take", "views($1, $2)", [this.name, this.#now()]);
-        if (views?.shutting_down === true) return undefined;
-        await this.#sleep(woken, (views?.next_expiry as number | null) ?? undefined, signal);
+        const looked = await look();
+        if (looked.found) return looked.value;
+        await this.#sleep(woken, looked.nextEvent, signal);
       } finally {
         this.#wakers.delete(wake);
       }
     }
   }
 
-  /** Waits for `woken`, the earliest expiry, `pollMs` or the abort, whichever comes first. */
-  #sleep(woken: Promise<void>, nextExpiry: number | undefined, signal: AbortSignal | undefined): Promise<void> {
+  /** The views in one call: they settle what happened by now first (§20.3). */
+  async #views(verb: string): Promise<Views> {
+    const [row] = await this.#call(verb, "views($1, $2)", [this.name, this.#now()]);
+    const r = row as Record<string, unknown>;
+    return {
+      size: Number(r.size),
+      inFlight: Number(r.in_flight),
+      waiting: Number(r.waiting),
+      shuttingDown: r.shutting_down === true,
+      nextEvent: (r.next_event as number | null) ?? undefined,
+    };
+  }
+
+  /** Waits for `woken`, the next expiry or due time, `pollMs` or the abort, whichever comes first. */
+  #sleep(woken: Promise<void>, nextEvent: number | undefined, signal: AbortSignal | undefined): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const timers: (() => void)[] = [];
       const finish = (): void => {
@@ -280,10 +359,10 @@ export class PostgresWorkQueue {
       void woken.then(finish);
       const poll = setTimeout(finish, this.#pollMs);
       timers.push(() => clearTimeout(poll));
-      if (nextExpiry !== undefined && this.#clock !== undefined) timers.push(this.#clock.schedule(nextExpiry, finish));
-      if (nextExpiry !== undefined && this.#clock === undefined) {
-        const expiry = setTimeout(finish, Math.max(0, nextExpiry - Date.now()));
-        timers.push(() => clearTimeout(expiry));
+      if (nextEvent !== undefined && this.#clock !== undefined) timers.push(this.#clock.schedule(nextEvent, finish));
+      if (nextEvent !== undefined && this.#clock === undefined) {
+        const event = setTimeout(finish, Math.max(0, nextEvent - Date.now()));
+        timers.push(() => clearTimeout(event));
       }
     });
   }
@@ -342,7 +421,13 @@ export class PostgresWorkQueue {
    * @param lease - What `get` or `take` answered. A lease that expired or was superseded throws {@link StaleLeaseError}.
    */
   async retry(lease: Lease): Promise<boolean> {
-    return (await this.#fenced("retry", lease, "retry($1, $2, $3, $4, $5)", [this.maxRetries])) === "requeued";
+    const [baseMs, maxMs] = this.#backoff;
+    const answer = await this.#fenced("retry", lease, "retry($1, $2, $3, $4, $5, $6, $7)", [
+      this.maxRetries,
+      baseMs,
+      maxMs,
+    ]);
+    return answer === "requeued";
   }
 
   /**
@@ -367,20 +452,22 @@ export class PostgresWorkQueue {
 
   /** [§9.1](../../docs/spec.md#§9-views): the number of queued items, after the leases that expired by now went back. */
   async size(): Promise<number> {
-    const [views] = await this.#call("size", "views($1, $2)", [this.name, this.#now()]);
-    return Number(views?.size);
+    return (await this.#views("size")).size;
   }
 
   /** [§9.2](../../docs/spec.md#§9-views): the number of items under a live lease. */
   async inFlight(): Promise<number> {
-    const [views] = await this.#call("inFlight", "views($1, $2)", [this.name, this.#now()]);
-    return Number(views?.in_flight);
+    return (await this.#views("inFlight")).inFlight;
+  }
+
+  /** [§9.4](../../docs/spec.md#§9-views): the number of waiting items (§17). */
+  async waiting(): Promise<number> {
+    return (await this.#views("waiting")).waiting;
   }
 
   /** [§12.2](../../docs/spec.md#§12-shutdown): whether the queue, in any process, was shut down. */
   async shuttingDown(): Promise<boolean> {
-    const [views] = await this.#call("shuttingDown", "views($1, $2)", [this.name, this.#now()]);
-    return views?.shutting_down === true;
+    return (await this.#views("shuttingDown")).shuttingDown;
   }
 
   /**
@@ -398,6 +485,23 @@ export class PostgresWorkQueue {
   async shutDown(): Promise<void> {
     await this.#call("shutDown", "shut_down($1)", [this.name]);
     this.#wake();
+  }
+
+  /**
+   * [§13](../../docs/spec.md#§13-draining): shuts the queue down and resolves once nothing is queued, in flight or waiting — in any process. Woken
+   * like a waiting `take`. A lease whose holder died counts as in flight until it expires and its item is done.
+   *
+   * @param options - `signal` stops the wait (§13.3); the queue stays shut down.
+   */
+  async shutDownWithDrain(options?: { readonly signal?: AbortSignal | undefined }): Promise<void> {
+    const signal = signalOf(options);
+    await this.shutDown();
+    signal?.throwIfAborted();
+    await this.#until(signal, async () => {
+      const views = await this.#views("shutDownWithDrain");
+      if (views.size + views.inFlight + views.waiting === 0) return { found: true, value: undefined };
+      return { found: false, nextEvent: views.nextEvent };
+    });
   }
 
   /** Releases the listening client. The queue's state stays in the database; the pool is the caller's to end. */

@@ -40,6 +40,7 @@ create table if not exists ${s}.queues (
 );
 create sequence if not exists ${s}.positions;
 create sequence if not exists ${s}.tokens;
+create sequence if not exists ${s}.dues;
 create table if not exists ${s}.items (
   queue text collate "C" not null,
   item text collate "C" not null,
@@ -51,37 +52,32 @@ create table if not exists ${s}.items (
   lease text not null default 'none' check (lease in ('none', 'live', 'finished', 'expired')),
   expires_ms double precision,
   failures bigint not null default 0,
+  due_ms double precision,
+  due_order bigint,
   primary key (queue, item),
   check (not (in_flight and queued_ms is not null)),
   check (in_flight = (lease = 'live'))
 );
 create index if not exists items_queued on ${s}.items (queue, queued_ms, position) where queued_ms is not null;
 create index if not exists items_leased on ${s}.items (queue, expires_ms) where in_flight;
+create index if not exists items_waiting on ${s}.items (queue, due_ms, due_order) where due_ms is not null;
 
 create or replace function ${s}.clock(p_now double precision) returns double precision
 language sql as $$ select coalesce(p_now, extract(epoch from clock_timestamp()) * 1000) $$;
 
+-- Whether an item falls due or a lease expires by now.
+create or replace function ${s}.unsettled(p_queue text, p_now double precision) returns boolean
+language sql volatile as $$
+  select exists (select from ${s}.items where queue = p_queue and due_ms <= p_now)
+    or exists (select from ${s}.items where queue = p_queue and in_flight and expires_ms <= p_now)
+$$;
+
 create or replace function ${s}.shutting_down(p_queue text) returns boolean
 language sql stable as $$ select coalesce((select shutting_down from ${s}.queues where name = p_queue), false) $$;
 
--- §20.3: every lease that expired by now puts its item back at the tail, in the order the leases expired, at the
--- instant each expired; the failure count is kept and the dirty mark is served by the requeue.
-create or replace function ${s}.expire(p_queue text, p_now double precision) returns void
-language plpgsql as $$
-declare r record;
-begin
-  for r in select item, expires_ms from ${s}.items
-      where queue = p_queue and in_flight and expires_ms <= p_now
-      order by expires_ms, token for update skip locked loop
-    update ${s}.items set in_flight = false, dirty = false, lease = 'expired', expires_ms = null,
-        queued_ms = r.expires_ms, position = nextval('${s}.positions')
-      where queue = p_queue and item = r.item;
-    perform pg_notify('${channel}', p_queue);
-  end loop;
-end $$;
-
--- §4 with the queue's clock: queue an absent item, mark an in-flight one dirty, keep a queued one in place.
-create or replace function ${s}.enqueue(p_queue text, p_item text, p_now double precision) returns void
+-- §4 at the instant p_at, also while shutting down (§17.5, §17.7): queue an absent item, mark an in-flight one
+-- dirty, keep a queued one in place.
+create or replace function ${s}.enter(p_queue text, p_item text, p_at double precision) returns void
 language plpgsql as $$
 declare r record;
 begin
@@ -92,18 +88,98 @@ begin
     update ${s}.items set dirty = true where queue = p_queue and item = p_item;
     return;
   end if;
-  update ${s}.items set queued_ms = p_now, position = nextval('${s}.positions')
+  update ${s}.items set queued_ms = p_at, position = nextval('${s}.positions')
     where queue = p_queue and item = p_item;
   perform pg_notify('${channel}', p_queue);
+end $$;
+
+-- What happened by now, applied at the instant each happened, earliest first (§17.5, §20.3): a waiting item falls
+-- due (§4 at its due time; ties in the order the due times were set), and a live lease expires, putting its item
+-- back at the tail of the queue (dirty or not, while shutting down too; its wait ends, its failure count is kept).
+-- At one instant, what falls due goes before what expires. Settling is serialised per queue by an advisory lock,
+-- taken only when something is to settle, and waits for the rows other transactions hold: a call never answers
+-- from a state in which something it should see as settled is not (§20.6).
+create or replace function ${s}.settle(p_queue text, p_now double precision) returns void
+language plpgsql as $$
+declare due record; expiry record;
+begin
+  if not ${s}.unsettled(p_queue, p_now) then return; end if;
+  perform pg_advisory_xact_lock(hashtextextended('${schema}/' || p_queue, 0));
+  -- Each statement sees what was committed when it started, so the loop ends only when a fresh look finds nothing.
+  while ${s}.unsettled(p_queue, p_now) loop
+    select item, due_ms into due from ${s}.items
+      where queue = p_queue and due_ms <= p_now order by due_ms, due_order limit 1 for update;
+    select item, expires_ms into expiry from ${s}.items
+      where queue = p_queue and in_flight and expires_ms <= p_now order by expires_ms, token limit 1 for update;
+    if due.item is not null and (expiry.item is null or due.due_ms <= expiry.expires_ms) then
+      update ${s}.items set due_ms = null, due_order = null where queue = p_queue and item = due.item;
+      perform ${s}.enter(p_queue, due.item, due.due_ms);
+    elsif expiry.item is not null then
+      update ${s}.items set in_flight = false, dirty = false, lease = 'expired', expires_ms = null,
+          due_ms = null, due_order = null, queued_ms = expiry.expires_ms, position = nextval('${s}.positions')
+        where queue = p_queue and item = expiry.item;
+      perform pg_notify('${channel}', p_queue);
+    end if;
+  end loop;
+end $$;
+
+-- §4 and §17.4: an accepted add ends the item's wait, then enters it.
+create or replace function ${s}.enqueue(p_queue text, p_item text, p_now double precision) returns void
+language plpgsql as $$
+begin
+  update ${s}.items set due_ms = null, due_order = null where queue = p_queue and item = p_item and due_ms is not null;
+  perform ${s}.enter(p_queue, p_item, p_now);
 end $$;
 
 create or replace function ${s}.add(p_queue text, p_item text, p_now double precision) returns void
 language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now);
 begin
-  perform ${s}.expire(p_queue, v_now);
+  perform ${s}.settle(p_queue, v_now);
   if ${s}.shutting_down(p_queue) then return; end if; -- §12.3
   perform ${s}.enqueue(p_queue, p_item, v_now);
+end $$;
+
+-- §17.1–§17.3, §17.7: a delay that is not positive is an add; otherwise an absent item, or one in flight and
+-- clean, waits until now + delay, and of two due times the earlier wins, re-ranked when moved earlier.
+create or replace function ${s}.wait(p_queue text, p_item text, p_now double precision, p_delay double precision)
+returns void
+language plpgsql as $$
+declare r record; v_due double precision := p_now + p_delay;
+begin
+  if p_delay <= 0 then perform ${s}.enqueue(p_queue, p_item, p_now); return; end if;
+  insert into ${s}.items (queue, item) values (p_queue, p_item) on conflict do nothing;
+  select * into r from ${s}.items where queue = p_queue and item = p_item for update;
+  if r.queued_ms is not null or r.dirty then return; end if; -- §17.2
+  if r.due_ms is null or v_due < r.due_ms then
+    update ${s}.items set due_ms = v_due, due_order = nextval('${s}.dues') where queue = p_queue and item = p_item;
+  end if;
+end $$;
+
+create or replace function ${s}.add_after(p_queue text, p_item text, p_now double precision, p_delay double precision)
+returns void
+language plpgsql as $$
+declare v_now double precision := ${s}.clock(p_now);
+begin
+  perform ${s}.settle(p_queue, v_now);
+  if ${s}.shutting_down(p_queue) then return; end if; -- §12.3, §17.7
+  perform ${s}.wait(p_queue, p_item, v_now, p_delay);
+end $$;
+
+-- §18.2 as written: the base, doubled failures − 1 times (doubling is exact; 2,099 doublings take every positive
+-- base past every finite max), at most the max; 0 without a backoff.
+create or replace function ${s}.backoff(p_failures bigint, p_base double precision, p_max double precision)
+returns double precision
+language plpgsql immutable as $$
+declare v_delay double precision := p_base; n bigint := 1;
+begin
+  if p_base is null then return 0; end if;
+  while n < least(p_failures, 2100) and v_delay < p_max loop
+    if v_delay > p_max / 2 then return p_max; end if; -- doubling passes the max (and would overflow near 2^1024)
+    v_delay := v_delay * 2;
+    n := n + 1;
+  end loop;
+  return least(p_max, v_delay);
 end $$;
 
 -- §5 and §20.2: the oldest queued item, in flight under a new lease.
@@ -112,7 +188,7 @@ returns table (item text, token bigint, expires_ms double precision)
 language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now); v_item text; v_token bigint;
 begin
-  perform ${s}.expire(p_queue, v_now);
+  perform ${s}.settle(p_queue, v_now);
   select i.item into v_item from ${s}.items i
     where i.queue = p_queue and i.queued_ms is not null
     order by i.queued_ms, i.position limit 1 for update skip locked;
@@ -140,28 +216,29 @@ create or replace function ${s}.done(p_queue text, p_item text, p_token bigint, 
 language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now); r record;
 begin
-  perform ${s}.expire(p_queue, v_now);
+  perform ${s}.settle(p_queue, v_now);
   if not ${s}.fenced(p_queue, p_item, p_token) then return 'stale'; end if;
   select * into r from ${s}.items where queue = p_queue and item = p_item;
   if not r.in_flight then return 'ok'; end if; -- §6.3
   update ${s}.items set in_flight = false, lease = 'finished', expires_ms = null, dirty = false
     where queue = p_queue and item = p_item;
-  if r.dirty then perform ${s}.enqueue(p_queue, p_item, v_now); end if; -- §6.2
+  if r.dirty then perform ${s}.enter(p_queue, p_item, v_now); end if; -- §6.2
+  perform pg_notify('${channel}', p_queue); -- a drain may be waiting for this done (§13.1)
   return 'ok';
 end $$;
 
 -- §7 and §12.4.
 create or replace function ${s}.retry(p_queue text, p_item text, p_token bigint, p_now double precision,
-    p_max_retries double precision) returns text
+    p_max_retries double precision, p_base double precision, p_max double precision) returns text
 language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now); v_failures bigint;
 begin
-  perform ${s}.expire(p_queue, v_now);
+  perform ${s}.settle(p_queue, v_now);
   if not ${s}.fenced(p_queue, p_item, p_token) then return 'stale'; end if;
   update ${s}.items set failures = failures + 1 where queue = p_queue and item = p_item
     returning failures into v_failures;
   if v_failures >= p_max_retries or ${s}.shutting_down(p_queue) then return 'gave up'; end if;
-  perform ${s}.enqueue(p_queue, p_item, v_now);
+  perform ${s}.wait(p_queue, p_item, v_now, ${s}.backoff(v_failures, p_base, p_max)); -- §7.3
   return 'requeued';
 end $$;
 
@@ -169,7 +246,7 @@ end $$;
 create or replace function ${s}.forget(p_queue text, p_item text, p_token bigint, p_now double precision) returns text
 language plpgsql as $$
 begin
-  perform ${s}.expire(p_queue, ${s}.clock(p_now));
+  perform ${s}.settle(p_queue, ${s}.clock(p_now));
   if not ${s}.fenced(p_queue, p_item, p_token) then return 'stale'; end if;
   update ${s}.items set failures = 0 where queue = p_queue and item = p_item;
   return 'ok';
@@ -181,24 +258,26 @@ create or replace function ${s}.extend(p_queue text, p_item text, p_token bigint
 language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now); v_expires double precision;
 begin
-  perform ${s}.expire(p_queue, v_now);
+  perform ${s}.settle(p_queue, v_now);
   if not ${s}.fenced(p_queue, p_item, p_token) then return null; end if;
   update ${s}.items set expires_ms = v_now + p_lease_ms where queue = p_queue and item = p_item and in_flight
     returning expires_ms into v_expires;
   return v_expires;
 end $$;
 
--- §9 and §12.2, and the earliest lease expiry, which a waiting take sets its timer by.
+-- §9, §12.2 and §17.6, and the next expiry or due time, which a waiting take sets its timer by.
 create or replace function ${s}.views(p_queue text, p_now double precision)
-returns table (size bigint, in_flight bigint, shutting_down boolean, next_expiry double precision)
+returns table (size bigint, in_flight bigint, waiting bigint, shutting_down boolean, next_event double precision)
 language plpgsql as $$
 begin
-  perform ${s}.expire(p_queue, ${s}.clock(p_now));
+  perform ${s}.settle(p_queue, ${s}.clock(p_now));
   return query select
     (select count(*) from ${s}.items i where i.queue = p_queue and i.queued_ms is not null),
     (select count(*) from ${s}.items i where i.queue = p_queue and i.in_flight),
+    (select count(*) from ${s}.items i where i.queue = p_queue and i.due_ms is not null),
     ${s}.shutting_down(p_queue),
-    (select min(i.expires_ms) from ${s}.items i where i.queue = p_queue and i.in_flight);
+    least((select min(i.expires_ms) from ${s}.items i where i.queue = p_queue and i.in_flight),
+      (select min(i.due_ms) from ${s}.items i where i.queue = p_queue and i.due_ms is not null));
 end $$;
 
 create or replace function ${s}.failures(p_queue text, p_item text) returns bigint

@@ -13,6 +13,7 @@ export function leaseSubject(queue: PostgresWorkQueue): Subject<string> {
   const leaseOf = (item: string): Lease => leases.get(item) ?? ({ item, token: 0, expiresAt: 0 } satisfies Lease);
   return {
     add: (item) => queue.add(item),
+    addAfter: (item, delayMs) => queue.addAfter(item, delayMs),
     async get() {
       const lease = await queue.get();
       if (lease === undefined) return undefined;
@@ -24,6 +25,7 @@ export function leaseSubject(queue: PostgresWorkQueue): Subject<string> {
     forget: (item) => queue.forget(leaseOf(item)),
     size: () => queue.size(),
     inFlight: () => queue.inFlight(),
+    waiting: () => queue.waiting(),
     failures: (item) => queue.failures(item),
     shutDown: () => queue.shutDown(),
     shuttingDown: () => queue.shuttingDown(),

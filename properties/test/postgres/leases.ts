@@ -16,9 +16,13 @@ import { freshName } from "./database.js";
 const leaseMs = 100;
 const items = ["a", "b", "c"];
 
+/** The backoff of a run, if any (docs/spec.md §18.2). */
+type Backoff = { readonly baseMs: number; readonly maxMs: number };
+
 /** A call of the sequence; a lease is named by the index of the `get` that answered it, modulo how many there were. */
 type Call =
   | { readonly verb: "add"; readonly item: string }
+  | { readonly verb: "addAfter"; readonly item: string; readonly delayMs: number }
   | { readonly verb: "get" }
   | { readonly verb: "done" | "retry" | "forget" | "extend"; readonly lease: number }
   | { readonly verb: "done" | "retry" | "forget"; readonly unleased: string }
@@ -29,6 +33,12 @@ const item = fc.constantFrom(...items);
 export const call: fc.Arbitrary<Call> = fc.oneof(
   { weight: 4, arbitrary: item.map((i) => ({ verb: "add", item: i }) as const) },
   { weight: 4, arbitrary: fc.constant({ verb: "get" } as const) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(item, fc.constantFrom(0, 1, 40, 100, 150))
+      .map(([i, delayMs]) => ({ verb: "addAfter", item: i, delayMs }) as const),
+  },
   {
     weight: 6,
     arbitrary: fc.record({ verb: fc.constantFrom("done", "retry", "forget", "extend"), lease: fc.nat(20) }),
@@ -52,10 +62,16 @@ async function fenced<V>(call: () => Promise<V>): Promise<Fenced<V>> {
 }
 
 /** Runs `calls` on a fresh queue and the model, comparing after every call; throws at the first difference. */
-async function run(pool: pg.Pool, schema: string, maxRetries: number, calls: readonly Call[]): Promise<void> {
+async function run(
+  pool: pg.Pool,
+  schema: string,
+  maxRetries: number,
+  backoff: Backoff | undefined,
+  calls: readonly Call[],
+): Promise<void> {
   const clock = new VirtualClock();
-  const queue = new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries, leaseMs, clock });
-  const model = new LeaseModel({ maxRetries, leaseMs });
+  const queue = new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries, leaseMs, clock, backoff });
+  const model = new LeaseModel({ maxRetries, leaseMs, backoff });
   const leases: [Lease, ModelLease][] = [];
   const log: string[] = [];
   const tokens: number[] = []; // the queue's tokens in the order handed out: the model's token is the rank
@@ -65,6 +81,9 @@ async function run(pool: pg.Pool, schema: string, maxRetries: number, calls: rea
     if (c.verb === "add") {
       await queue.add(c.item);
       model.add(c.item);
+    } else if (c.verb === "addAfter") {
+      await queue.addAfter(c.item, c.delayMs);
+      model.addAfter(c.item, c.delayMs);
     } else if (c.verb === "get") {
       const [got, expected] = [await queue.get(), model.get()];
       if (got !== undefined) tokens.push(got.token);
@@ -96,6 +115,7 @@ async function run(pool: pg.Pool, schema: string, maxRetries: number, calls: rea
     }
     expect(await queue.size(), `§9.1: size ${where()}`).toBe(model.size);
     expect(await queue.inFlight(), `§9.2: inFlight ${where()}`).toBe(model.inFlight);
+    expect(await queue.waiting(), `§9.4: waiting ${where()}`).toBe(model.waiting);
     expect(await queue.shuttingDown(), `§12.2: shuttingDown ${where()}`).toBe(model.shuttingDown);
     for (const i of items) expect(await queue.failures(i), `§9.3: failures(${i}) ${where()}`).toBe(model.failures(i));
   }
@@ -106,8 +126,11 @@ export function checkLeases(pool: pg.Pool, schema: string, numRuns: number): Pro
   return fc.check(
     fc.asyncProperty(
       fc.constantFrom(0, 1, 2, 3, Number.POSITIVE_INFINITY),
+      fc.option(fc.record({ baseMs: fc.constantFrom(0, 1, 30), maxMs: fc.constantFrom(0, 50, 200) }), {
+        nil: undefined,
+      }),
       fc.array(call, { minLength: 1, maxLength: 60, size: "max" }),
-      (maxRetries, calls) => run(pool, schema, maxRetries, calls),
+      (maxRetries, backoff, calls) => run(pool, schema, maxRetries, backoff, calls),
     ),
     { ...scheduledParams(numRuns), interruptAfterTimeLimit: 120_000 },
   );

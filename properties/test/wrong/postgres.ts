@@ -42,7 +42,7 @@ export const postgresDefects: readonly PostgresDefect[] = [
   },
   {
     name: "an expired lease drops its item instead of queueing it",
-    from: "queued_ms = r.expires_ms, position = nextval(",
+    from: "queued_ms = expiry.expires_ms, position = nextval(",
     to: "queued_ms = null, position = 0 * nextval(",
     suite: "leases",
     rule: "§9.1",
