@@ -81,6 +81,8 @@ npmQuiet(
     "fast-check@^4.11.0",
     "ajv@^8.17.1",
     "prom-client@^15.1.3",
+    "pg@^8.11.0",
+    "@types/pg@^8.11.0",
     "vitest@4.1.12",
     "typescript@6.0.3",
     "@types/node@20",

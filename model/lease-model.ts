@@ -33,7 +33,17 @@ interface Held {
  *
  * @public
  */
-export type Fenced<V> = { readonly stale: false; readonly value: V } | { readonly stale: true };
+export type Fenced<V> =
+  | {
+      /** Accepted. */
+      readonly stale: false;
+      /** The call's answer. */
+      readonly value: V;
+    }
+  | {
+      /** Refused: nothing changed. */
+      readonly stale: true;
+    };
 
 /**
  * The model of a queue with leases ([docs/spec.md §20](../docs/spec.md#§20-leases-on-postgresql)), on a clock that starts at 0 and moves only by `advance`.

@@ -8,8 +8,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import ts from "typescript";
 import { expect, test } from "vitest";
+import { databaseUrl } from "./postgres/database.js";
 
 const root = new URL("../../", import.meta.url).pathname;
 const readme = readFileSync(join(root, "README.md"), "utf8");
@@ -33,7 +35,7 @@ function linkedProject(): string {
   mkdirSync(join(dir, "node_modules"));
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "readme-blocks", type: "module", private: true }));
   symlinkSync(root, join(dir, "node_modules", "workqueue-spec"));
-  for (const name of ["fast-check", "ajv", "vitest", "prom-client"]) {
+  for (const name of ["fast-check", "ajv", "vitest", "prom-client", "pg"]) {
     symlinkSync(join(root, "node_modules", name), join(dir, "node_modules", name));
   }
   return dir;
@@ -49,8 +51,14 @@ function write(file: string, code: string): string {
 }
 
 /** Starts `node args…` in the project and collects what it prints. */
-function start(args: readonly string[]): { child: ChildProcess; out: string[]; err: string[]; exit: Promise<number> } {
-  const child = spawn(process.execPath, args, { cwd: project, env: { ...process.env, NO_COLOR: "1", CI: "1" } });
+function start(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): { child: ChildProcess; out: string[]; err: string[]; exit: Promise<number> } {
+  const child = spawn(process.execPath, args, {
+    cwd: project,
+    env: { ...process.env, NO_COLOR: "1", CI: "1", ...env },
+  });
   const out: string[] = [];
   const err: string[] = [];
   child.stdout?.setEncoding("utf8").on("data", (chunk: string) => out.push(chunk));
@@ -65,6 +73,7 @@ test("the README has its TypeScript blocks: the API, the controller and the conf
     "A controller",
     "Testing it on the virtual clock",
     "Metrics for Prometheus",
+    "Many workers on PostgreSQL",
     "Checking your own queue",
   ]);
 });
@@ -77,6 +86,24 @@ test("the Prometheus block runs on its own and prints the metrics its comments s
   expect(await run.exit, run.err.join("")).toBe(0);
   expect(shown).toHaveLength(3);
   expect(run.out.join("").split("\n").filter(Boolean).sort()).toEqual([...shown].sort());
+});
+
+test("the PostgreSQL block runs on its own on the machine's server and prints what its comments show", async () => {
+  const code = blocks.find((b) => b.section === "Many workers on PostgreSQL")?.code ?? "";
+  const shown = [...code.matchAll(/^\/\/ (reconciled .*)$/gm)].map(([, line]) => line);
+  const pool = new pg.Pool({ connectionString: databaseUrl });
+  // The block uses the default schema, "workqueue": made by the block, dropped here before and after.
+  const drop = () => pool.query('drop schema if exists "workqueue" cascade');
+  await drop();
+  try {
+    const run = start([write("postgres.mjs", code)], { DATABASE_URL: databaseUrl });
+    expect(await run.exit, run.err.join("")).toBe(0);
+    expect(shown).toEqual(["reconciled default/web", "reconciled default/db"]);
+    expect(run.out.join("").split("\n").filter(Boolean)).toEqual(shown);
+  } finally {
+    await drop();
+    await pool.end();
+  }
 });
 
 test("the API block runs on its own and prints what its comments say", async () => {

@@ -18,6 +18,7 @@
  * ```
  */
 export class StaleLeaseError extends Error {
+  /** `"StaleLeaseError"`. */
   override readonly name = "StaleLeaseError";
   /** The item of the refused lease. */
   readonly item: string;
@@ -54,6 +55,7 @@ export class StaleLeaseError extends Error {
  * ```
  */
 export class DatabaseUnavailableError extends Error {
+  /** `"DatabaseUnavailableError"`. */
   override readonly name = "DatabaseUnavailableError";
 
   /**

@@ -11,7 +11,9 @@ export {
   type Lease,
   type ListeningClient,
   type PoolLike,
+  type PostgresBackoff,
   PostgresWorkQueue,
   type PostgresWorkQueueOptions,
   type Queryable,
+  type QueryResult,
 } from "./queue.js";

@@ -16,7 +16,29 @@ export interface Queryable {
    * @param text - The SQL, with `$1`, `$2`, … for the values.
    * @param values - The values.
    */
-  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+  query(text: string, values?: unknown[]): Promise<QueryResult>;
+}
+
+/**
+ * What a statement answered, as `pg` answers it.
+ *
+ * @public
+ */
+export interface QueryResult {
+  /** The rows, each a record of its columns. */
+  readonly rows: Record<string, unknown>[];
+}
+
+/**
+ * The exponential backoff of `retry` ([docs/spec.md §18.2](../../docs/spec.md#§18-backoff-and-rate-limiters)).
+ *
+ * @public
+ */
+export interface PostgresBackoff {
+  /** The delay after the first failure, in milliseconds. */
+  readonly baseMs: number;
+  /** The longest delay, in milliseconds. */
+  readonly maxMs: number;
 }
 
 /**
@@ -102,7 +124,7 @@ export interface PostgresWorkQueueOptions {
    *
    * @defaultValue none: `retry` requeues at once
    */
-  readonly backoff?: { readonly baseMs: number; readonly maxMs: number } | undefined;
+  readonly backoff?: PostgresBackoff | undefined;
 }
 
 /** What a waiting call's look found: its answer, or when to look again at the latest. */
