@@ -24,7 +24,8 @@ export interface ModelLease {
 interface Held {
   readonly token: number;
   expiresAt: number;
-  state: "live" | "finished" | "expired";
+  /** How it ended, if it did: by `done`, or by expiring (§20.3), which makes its token stale. */
+  ended?: "done" | "expired";
 }
 
 /**
@@ -116,7 +117,7 @@ export class LeaseModel {
   get(): ModelLease | undefined {
     const item = this.queue.get();
     if (item === undefined) return undefined;
-    const held: Held = { token: ++this.#tokens, expiresAt: this.now + this.leaseMs, state: "live" };
+    const held: Held = { token: ++this.#tokens, expiresAt: this.now + this.leaseMs };
     this.#leases.set(item, held);
     return { item, token: held.token, expiresAt: held.expiresAt };
   }
@@ -128,7 +129,7 @@ export class LeaseModel {
   #accepts(lease: ModelLease): boolean {
     const held = this.#leases.get(lease.item);
     if (held === undefined) return lease.token === 0;
-    return held.token === lease.token && held.state !== "expired";
+    return held.token === lease.token && held.ended !== "expired";
   }
 
   /** Runs `change` if `lease` is accepted (§20.4); otherwise nothing changes. */
@@ -145,7 +146,7 @@ export class LeaseModel {
   done(lease: ModelLease): Fenced<void> {
     return this.#fenced(lease, () => {
       const held = this.#leases.get(lease.item);
-      if (held?.state === "live") held.state = "finished"; // §20.2: done ends the lease
+      if (held !== undefined) held.ended = "done"; // §20.2: done ends the lease
       this.queue.done(lease.item);
     });
   }
@@ -176,7 +177,7 @@ export class LeaseModel {
    */
   extend(lease: ModelLease): Fenced<number> {
     const held = this.#leases.get(lease.item);
-    if (!this.#accepts(lease) || held?.state !== "live") return { stale: true };
+    if (!(this.#accepts(lease) && held !== undefined && !held.ended)) return { stale: true };
     held.expiresAt = this.now + this.leaseMs;
     return { stale: false, value: held.expiresAt };
   }
@@ -188,14 +189,16 @@ export class LeaseModel {
    * @param ms - A non-negative finite number of milliseconds.
    */
   advance(ms: number): void {
-    if (!(Number.isFinite(ms) && ms >= 0)) throw new RangeError(message("ms", "a non-negative finite number", ms));
+    // An infinite `ms` is refused before any lease expires; a negative one expires nothing, and `queue.advance`
+    // refuses it with the same error.
+    if (!Number.isFinite(ms)) throw new RangeError(message("ms", "a non-negative finite number", ms));
     const end = this.now + ms;
     const expiring = [...this.#leases]
-      .filter(([, held]) => held.state === "live" && held.expiresAt <= end)
+      .filter(([, held]) => !held.ended && held.expiresAt <= end)
       .sort(([, a], [, b]) => a.expiresAt - b.expiresAt || a.token - b.token);
     for (const [item, held] of expiring) {
       this.queue.advance(held.expiresAt - this.now);
-      held.state = "expired";
+      held.ended = "expired";
       this.queue.expire(item);
     }
     this.queue.advance(end - this.now);

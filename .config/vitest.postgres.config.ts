@@ -1,0 +1,19 @@
+import { defineConfig } from "vitest/config";
+import base from "./vitest.config.js";
+
+// Mutation testing of the PostgreSQL queue (npm run mutate:postgres): its suites, on the machine's server, with a
+// fixed seed and a quarter of their runs, as under .config/vitest.stryker.config.ts. Not part of `npm run mutate`:
+// it reports a score, it does not gate.
+export default defineConfig({
+  ...base,
+  test: {
+    ...base.test,
+    env: { WORKQUEUE_SEED: "20261202", WORKQUEUE_RUNS_SCALE: "0.25", WORKQUEUE_SHAPE: "both" },
+    include: [
+      "properties/test/postgres-conformance.test.ts",
+      "properties/test/postgres-leases.test.ts",
+      "properties/test/postgres-concurrency.test.ts",
+      "properties/test/postgres-faults.test.ts",
+    ],
+  },
+});
