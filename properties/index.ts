@@ -9,6 +9,8 @@
  * @packageDocumentation
  * @module workqueue-spec/properties
  */
+
+export { checkHistory, type HistoryEvent, type HistoryViolation } from "./distributed/check-history.js";
 export type { Shape } from "./engine/arbitraries.js";
 export { type BreachKind, ProtocolBreach, StartError } from "./engine/breach.js";
 export type { Profile } from "./engine/commands.js";
