@@ -7,6 +7,7 @@ import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { fallDue, redelay, waitingDepths } from "./delays.js";
 import { inProcessGate, protocolGate, rejections, type Throughput } from "./gate.js";
+import { cycleDepth, measurePostgres, type PostgresResult, postgresAnswers, workerCounts } from "./postgres.js";
 import {
   burst,
   bytesPerKey,
@@ -20,7 +21,9 @@ import {
   type Timing,
 } from "./queues.js";
 
-const { values } = parseArgs({ options: { json: { type: "boolean" }, check: { type: "boolean" } } });
+const { values } = parseArgs({
+  options: { json: { type: "boolean" }, check: { type: "boolean" }, "postgres-only": { type: "boolean" } },
+});
 
 const benchStart = performance.now();
 const progress = (text: string) =>
@@ -93,7 +96,7 @@ type Results = Awaited<ReturnType<typeof measureAll>>;
 const floorRatio = (r: Results) => (r.floor[1_000_000]?.median ?? 0) / (r.floor[1_000]?.median ?? 1);
 
 /** The budget of docs/performance.md: each line a ratio measured in this run, and its bound. */
-function budget(r: Results) {
+function budget(r: Results, postgres: Record<string, PostgresResult> | { readonly skipped: string }) {
   const ref = r.cycles.reference as Record<number, Timing>;
   // A baseline too slow to measure at some N counts as slower there.
   const slowestBaselineRatio = Math.min(
@@ -110,6 +113,17 @@ function budget(r: Results) {
     kind,
     ok: kind === "at most" ? value <= bound : kind === "at least" ? value >= bound : value > bound,
   });
+  /** The issue's goal for PostgreSQL: at least pg-boss's throughput with the keyed semantics closest to ours. */
+  const postgresLine = () => {
+    const name = "PostgreSQL worker loop: PostgresWorkQueue ÷ pg-boss (stately, singletonKey), worst W";
+    if ("skipped" in postgres) return { ...line(name, Number.NaN, 1, "at least"), name: `${name} — not measured` };
+    const ours = postgres.PostgresWorkQueue;
+    const theirs = postgres["pg-boss 10 (stately, singletonKey)"];
+    const ratio = Math.min(
+      ...workerCounts.map((w) => (ours?.loops[w]?.perSecond ?? 0) / (theirs?.loops[w]?.perSecond ?? Number.NaN)),
+    );
+    return line(name, ratio, 1, "at least");
+  };
   return [
     line(
       "reference cycle ÷ the same cycle's Map work on a bare Map at the same N (same keys, same order), worst N",
@@ -130,6 +144,7 @@ function budget(r: Results) {
       "more than",
     ),
     line("bytes per queued key at 1,000,000 keys", r.memory.reference?.[1_000_000] ?? 0, 48, "at most"),
+    postgresLine(),
     line(
       "gate over the protocol: pipelined ÷ lock step",
       r.gate.pipelined.commandsPerSecond / r.gate.lockstep.commandsPerSecond,
@@ -165,21 +180,82 @@ const machine = {
   cores: cpus().length,
   memoryGiB: Math.round(totalmem() / 2 ** 30),
 };
+if (values["postgres-only"] && values.check) {
+  process.stderr.write(
+    "--check checks the budget of docs/performance.md, which --postgres-only does not measure: pass one of them\n",
+  );
+  process.exit(2);
+}
+
+/** The PostgreSQL benchmarks, or why they did not run: the database does not answer. */
+async function measureDatabase(): Promise<Record<string, PostgresResult> | { readonly skipped: string }> {
+  progress("PostgreSQL: connecting");
+  const reason = await postgresAnswers();
+  return reason === undefined ? await measurePostgres(progress) : { skipped: reason };
+}
+
+function header(): string {
+  return `workqueue-spec benchmarks — ${machine.date.slice(0, 10)}, Node ${machine.node}, ${machine.platform}, ${machine.cores} × ${machine.cpu}`;
+}
+
+const ms = (x: number) => (x >= 10 ? x.toFixed(0) : x.toFixed(2));
+
+/** The PostgreSQL tables, or the line that says why they are missing. */
+function postgresTables(r: Record<string, PostgresResult> | { readonly skipped: string }): string {
+  if ("skipped" in r && typeof r.skipped === "string") return `PostgreSQL: not measured — ${r.skipped}\n`;
+  const named = Object.entries(r as Record<string, PostgresResult>);
+  const perSecond = (x: number) => Math.round(x).toLocaleString("en-US");
+  return [
+    table(
+      `PostgreSQL on this machine, one database: per second — the get → done → add cycle (${cycleDepth.toLocaleString("en-US")} items queued), and a worker loop (ask → handle, a no-op → finish) with W workers`,
+      named.map(([name, x]) => [
+        name,
+        perSecond(x.cyclesPerSecond),
+        ...workerCounts.map((w) => perSecond(x.loops[w]?.perSecond ?? Number.NaN)),
+      ]),
+      ["queue", "cycles/s", ...workerCounts.map((w) => `W=${w} handlings/s`)],
+    ),
+    table(
+      "PostgreSQL: ms from asking for work (take; pg-boss: fetch) to the handler's start, work queued, p50 / p99; and from an add to the handler's start, the worker idle (take; pg-boss: work, polling every 0.5 s)",
+      named.map(([name, x]) => [
+        name,
+        ...workerCounts.map((w) => {
+          const l = x.loops[w]?.askToStart;
+          return l === undefined ? "—" : `${ms(l.p50)} / ${ms(l.p99)}`;
+        }),
+        `${ms(x.idle.p50)} / ${ms(x.idle.p99)}`,
+      ]),
+      ["queue", ...workerCounts.map((w) => `W=${w}`), "idle, add → start"],
+    ),
+  ].join("\n");
+}
+
 const started = performance.now();
+const postgres = await measureDatabase();
+if (values["postgres-only"]) {
+  progress("");
+  const seconds = (performance.now() - started) / 1000;
+  process.stdout.write(
+    values.json
+      ? `${JSON.stringify({ machine, seconds, postgres }, null, 2)}\n`
+      : `${header()}\n${postgresTables(postgres)}\nmeasured in ${seconds.toFixed(0)} s\n`,
+  );
+  process.exit("skipped" in postgres ? 1 : 0); // nothing measured is not a pass
+}
 const results = await measureAll();
-const lines = budget(results);
+const lines = budget(results, postgres);
 const seconds = (performance.now() - started) / 1000;
 
 if (values.json) {
   const unit = "ns per operation unless named";
-  const json = { machine, seconds, unit, ...results, budget: lines, floorRatio: floorRatio(results) };
+  const json = { machine, seconds, unit, ...results, postgres, budget: lines, floorRatio: floorRatio(results) };
   process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
 } else {
   const names = Object.keys(implementations);
   const perN = (pick: (name: string, n: number) => string) =>
     depths.map((n) => [n.toLocaleString("en-US"), ...names.map((name) => pick(name, n))] as [string, ...string[]]);
   const out = [
-    `workqueue-spec benchmarks — ${machine.date.slice(0, 10)}, Node ${machine.node}, ${machine.platform}, ${machine.cores} × ${machine.cpu}`,
+    header(),
     "times in ns per operation: median (fastest–slowest sample); — too slow to measure (see docs/performance.md)\n",
     table(
       "cycle get → done → add, with N keys queued",
@@ -232,6 +308,7 @@ if (values.json) {
       results.gate.rejected.map((r) => [r.name, r.profile, `${fmt(r.milliseconds)} ms`, `${r.steps}`, r.invariant]),
       ["queue", "profile", "time", "steps", "broken invariant"],
     ),
+    postgresTables(postgres),
     "budget (docs/performance.md)",
     ...lines.map((l) => `  ${l.ok ? "✓" : "✗"} ${l.name}: ${l.value.toFixed(2)} (${l.kind} ${l.bound})`),
     `  context, not budgeted: one Map.get at 1,000,000 keys ÷ at 1,000 keys: ${floorRatio(results).toFixed(2)}`,
