@@ -1,0 +1,129 @@
+/**
+ * One run of the multi-process fault test (docs/spec.md §20.7): worker processes (fixtures/fault-worker.mjs) on one
+ * PostgreSQL queue, this process adding keys (again while they are in flight), handlers that fail at random or
+ * outlive their lease, workers killed with SIGKILL in the middle of their work and replaced, and a live worker's
+ * connection terminated. Every call and answer is logged with its token and times, and checkHistory
+ * (properties/distributed/) judges the history. Bounded: it stops by itself.
+ */
+import { type ChildProcess, fork } from "node:child_process";
+import { appendFileSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type pg from "pg";
+import { PostgresWorkQueue } from "../../../src/postgres/index.js";
+import { checkHistory, type HistoryEvent, type HistoryViolation } from "../../distributed/check-history.js";
+import { databaseUrl, freshName } from "./database.js";
+
+const worker = new URL("../fixtures/fault-worker.mjs", import.meta.url).pathname;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The maxRetries of the queue under test. */
+const maxRetries = 3;
+
+/** What a run did, and what the checker found. */
+export interface FaultRun {
+  readonly violations: readonly HistoryViolation[];
+  readonly figures: {
+    readonly processes: number;
+    readonly keys: number;
+    readonly adds: number;
+    readonly kills: number;
+    readonly cuts: number;
+    readonly leases: number;
+    readonly handlings: number;
+    readonly violations: number;
+  };
+  /** Queued and in flight once the run ended. */
+  readonly left: readonly [number, number];
+}
+
+/** The log's events: a call's two lines (before, answer) merged by id; a line torn by a SIGKILL is left out. */
+function readHistory(file: string): { events: HistoryEvent[]; handlings: number } {
+  const calls = new Map<string, Record<string, unknown>>();
+  const events: Record<string, unknown>[] = [];
+  let handlings = 0;
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    let record: Record<string, unknown>;
+    try {
+      record = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (record.op === "handle") handlings += 1;
+    else if (record.id === undefined) events.push(record);
+    else if (record.op === undefined) Object.assign(calls.get(record.id as string) ?? {}, record);
+    else {
+      calls.set(record.id as string, record);
+      events.push(record);
+    }
+  }
+  return { events: events as unknown as HistoryEvent[], handlings };
+}
+
+/** Runs four workers at a time on a fresh queue of `schema` (migrated, possibly with a defect) and checks the history. */
+export async function faultRun(pool: pg.Pool, schema: string): Promise<FaultRun> {
+  const name = freshName();
+  const log = join(mkdtempSync(join(tmpdir(), "workqueue-fault-")), "history.jsonl");
+  const queue = new PostgresWorkQueue({ pool, schema, name, maxRetries });
+  let started = 0;
+  const spawn = () => fork(worker, [databaseUrl, schema, name, log, String(++started)], { stdio: "ignore" });
+  const workers: ChildProcess[] = Array.from({ length: 4 }, spawn);
+  let kills = 0;
+  let cuts = 0;
+  const killer = setInterval(() => {
+    const i = Math.floor(Math.random() * workers.length);
+    workers[i]?.kill("SIGKILL");
+    workers[i] = spawn();
+    kills += 1;
+  }, 250);
+  const keys = Array.from({ length: 40 }, (_, i) => `ns/key-${i}`);
+  try {
+    for (let round = 0; round < 3; round++) {
+      for (const key of keys.slice(round * 10)) {
+        const startedAt = Date.now();
+        await queue.add(key);
+        appendFileSync(log, `${JSON.stringify({ op: "add", key, startedAt, endedAt: Date.now() })}\n`);
+        await sleep(20);
+      }
+      const backends = await pool.query(
+        "select pg_terminate_backend(pid) from pg_stat_activity where application_name like 'fault-worker-%' limit 1",
+      );
+      cuts += backends.rowCount ?? 0;
+    }
+  } finally {
+    clearInterval(killer);
+  }
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const left = (await queue.size()) + (await queue.inFlight()) + (await queue.waiting());
+    if (left === 0 || Date.now() > deadline) break;
+    await sleep(100);
+  }
+  await queue.shutDown();
+  await Promise.all(
+    workers.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+          child.once("exit", () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        }),
+    ),
+  );
+  const { events, handlings } = readHistory(log);
+  const violations = checkHistory(events, { maxRetries, toleranceMs: 50 });
+  const figures = {
+    processes: started,
+    keys: keys.length,
+    adds: events.filter((e) => e.op === "add").length,
+    kills,
+    cuts,
+    leases: events.filter((e) => e.op === "lease").length,
+    handlings,
+    violations: violations.length,
+  };
+  return { violations, figures, left: [await queue.size(), await queue.inFlight()] };
+}
