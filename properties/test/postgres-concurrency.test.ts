@@ -18,6 +18,24 @@ test("300 items got by 12 workers on 3 pools at once are each handed out exactly
   expect(handedOut).toBe(300);
 });
 
+test("a get answers the oldest queued item although another call holds that item's row (§10.8)", async () => {
+  const name = freshName();
+  const queue = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3 });
+  await queue.add("a");
+  await queue.add("b");
+  // Another session holds "a"'s row, as an add of the queued "a" or a forget of it does for its transaction: a get
+  // that skipped every locked row would answer "b", out of the queue's order.
+  const holder = await other.connect();
+  await holder.query("begin");
+  await holder.query(`select * from "${schema}".items where queue = $1 and item = 'a' for update`, [name]);
+  const getting = queue.get();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await holder.query("commit");
+  holder.release();
+  expect((await getting)?.item).toBe("a");
+  expect(await queue.size()).toBe(1);
+});
+
 test("a take waiting in one process is woken by an add in another, long before its poll", async () => {
   const name = freshName();
   const taker = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3, pollMs: 60_000 });

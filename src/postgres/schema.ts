@@ -27,7 +27,10 @@ export function channelOf(schema: string): string {
  * when `null`, the database's.
  *
  * Item rows are kept once created: a row remembers the latest token handed out for its item, which is what tells a
- * stale lease from a finished one (§20.4).
+ * stale lease from a finished one (§20.4). The queue's order is a table of its own, `queued`, whose rows only the
+ * `get` that takes them locks: a call that locks an item's row to read or change its state (an add of a queued
+ * item, a `forget`) never hides the item from a `get`, which skips only the rows other `get`s are taking, so `get`s
+ * run side by side and still answer in the queue's order (§10.8).
  */
 export function migration(schema: string): string {
   const s = `"${schema}"`;
@@ -44,8 +47,6 @@ create sequence if not exists ${s}.dues;
 create table if not exists ${s}.items (
   queue text collate "C" not null,
   item text collate "C" not null,
-  queued_ms double precision,
-  position bigint,
   in_flight boolean not null default false,
   dirty boolean not null default false,
   token bigint not null default 0,
@@ -55,10 +56,18 @@ create table if not exists ${s}.items (
   due_ms double precision,
   due_order bigint,
   primary key (queue, item),
-  check (not (in_flight and queued_ms is not null)),
   check (in_flight = (lease = 'live'))
 );
-create index if not exists items_queued on ${s}.items (queue, queued_ms, position) where queued_ms is not null;
+-- An item is queued when it has a row here, and then it is not in flight: enter adds the row only to an item that
+-- is neither, get deletes it as it puts the item in flight.
+create table if not exists ${s}.queued (
+  queue text collate "C" not null,
+  item text collate "C" not null,
+  queued_ms double precision not null,
+  position bigint not null,
+  primary key (queue, item)
+);
+create index if not exists queued_order on ${s}.queued (queue, queued_ms, position);
 create index if not exists items_leased on ${s}.items (queue, expires_ms) where in_flight;
 create index if not exists items_waiting on ${s}.items (queue, due_ms, due_order) where due_ms is not null;
 
@@ -83,13 +92,13 @@ declare r record;
 begin
   insert into ${s}.items (queue, item) values (p_queue, p_item) on conflict do nothing;
   select * into r from ${s}.items where queue = p_queue and item = p_item for update;
-  if r.queued_ms is not null then return; end if;
+  if exists (select from ${s}.queued where queue = p_queue and item = p_item) then return; end if;
   if r.in_flight then
     update ${s}.items set dirty = true where queue = p_queue and item = p_item;
     return;
   end if;
-  update ${s}.items set queued_ms = p_at, position = nextval('${s}.positions')
-    where queue = p_queue and item = p_item;
+  insert into ${s}.queued (queue, item, queued_ms, position)
+    values (p_queue, p_item, p_at, nextval('${s}.positions'));
   perform pg_notify('${channel}', p_queue);
 end $$;
 
@@ -116,9 +125,9 @@ begin
       perform ${s}.enter(p_queue, due.item, due.due_ms);
     elsif expiry.item is not null then
       update ${s}.items set in_flight = false, dirty = false, lease = 'expired', expires_ms = null,
-          due_ms = null, due_order = null, queued_ms = expiry.expires_ms, position = nextval('${s}.positions')
+          due_ms = null, due_order = null
         where queue = p_queue and item = expiry.item;
-      perform pg_notify('${channel}', p_queue);
+      perform ${s}.enter(p_queue, expiry.item, expiry.expires_ms); -- at the tail, at the instant it expired
     end if;
   end loop;
 end $$;
@@ -150,7 +159,7 @@ begin
   if p_delay <= 0 then perform ${s}.enqueue(p_queue, p_item, p_now); return; end if;
   insert into ${s}.items (queue, item) values (p_queue, p_item) on conflict do nothing;
   select * into r from ${s}.items where queue = p_queue and item = p_item for update;
-  if r.queued_ms is not null or r.dirty then return; end if; -- §17.2
+  if r.dirty or exists (select from ${s}.queued where queue = p_queue and item = p_item) then return; end if; -- §17.2
   if r.due_ms is null or v_due < r.due_ms then
     update ${s}.items set due_ms = v_due, due_order = nextval('${s}.dues') where queue = p_queue and item = p_item;
   end if;
@@ -182,19 +191,24 @@ begin
   return least(p_max, v_delay);
 end $$;
 
--- §5 and §20.2: the oldest queued item, in flight under a new lease.
+-- §5 and §20.2: the oldest queued item, in flight under a new lease. The rows other gets are taking are skipped;
+-- when every queued row is being taken, the get waits for the oldest one's taker rather than answer nothing at once,
+-- so that a taker that fails (its connection cut) leaves the item to this get (§10.8).
 create or replace function ${s}.get(p_queue text, p_now double precision, p_lease_ms double precision)
 returns table (item text, token bigint, expires_ms double precision)
 language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now); v_item text; v_token bigint;
 begin
   perform ${s}.settle(p_queue, v_now);
-  select i.item into v_item from ${s}.items i
-    where i.queue = p_queue and i.queued_ms is not null
-    order by i.queued_ms, i.position limit 1 for update skip locked;
+  select q.item into v_item from ${s}.queued q
+    where q.queue = p_queue order by q.queued_ms, q.position limit 1 for update skip locked;
+  if v_item is null then
+    select q.item into v_item from ${s}.queued q where q.queue = p_queue order by q.queued_ms, q.position limit 1 for update;
+  end if;
   if v_item is null then return; end if;
+  delete from ${s}.queued q where q.queue = p_queue and q.item = v_item;
   v_token := nextval('${s}.tokens');
-  update ${s}.items i set queued_ms = null, position = null, in_flight = true, dirty = false, token = v_token,
+  update ${s}.items i set in_flight = true, dirty = false, token = v_token,
       lease = 'live', expires_ms = v_now + p_lease_ms
     where i.queue = p_queue and i.item = v_item;
   return query select v_item, v_token, v_now + p_lease_ms;
@@ -272,7 +286,7 @@ language plpgsql as $$
 begin
   perform ${s}.settle(p_queue, ${s}.clock(p_now));
   return query select
-    (select count(*) from ${s}.items i where i.queue = p_queue and i.queued_ms is not null),
+    (select count(*) from ${s}.queued q where q.queue = p_queue),
     (select count(*) from ${s}.items i where i.queue = p_queue and i.in_flight),
     (select count(*) from ${s}.items i where i.queue = p_queue and i.due_ms is not null),
     ${s}.shutting_down(p_queue),

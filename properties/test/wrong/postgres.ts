@@ -42,8 +42,8 @@ export const postgresDefects: readonly PostgresDefect[] = [
   },
   {
     name: "an expired lease drops its item instead of queueing it",
-    from: "queued_ms = expiry.expires_ms, position = nextval(",
-    to: "queued_ms = null, position = 0 * nextval(",
+    from: "(p_queue, expiry.item, expiry.expires_ms);",
+    to: "(p_queue, expiry.item, expiry.expires_ms) where false;",
     suite: "leases",
     rule: "§9.1",
   },
@@ -63,8 +63,8 @@ export const postgresDefects: readonly PostgresDefect[] = [
   },
   {
     name: "get is not atomic: it reads the oldest item without locking it",
-    from: "order by i.queued_ms, i.position limit 1 for update skip locked;",
-    to: "order by i.queued_ms, i.position limit 1;",
+    from: "order by q.queued_ms, q.position limit 1 for update skip locked;",
+    to: "order by q.queued_ms, q.position limit 1;",
     suite: "concurrent gets",
     rule: "§10.1",
   },
