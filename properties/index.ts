@@ -46,6 +46,13 @@ export type {
   ShutDownOperation,
   ValueAnswer,
 } from "./engine/operation.js";
+export {
+  checkOverlapping,
+  type OverlapCall,
+  type OverlapCounterexample,
+  type OverlappingOptions,
+  type OverlappingReport,
+} from "./engine/overlap.js";
 export type { MaybePromise, Subject, SubjectClock, SubjectFactory, SubjectOptions } from "./engine/subject.js";
 export { anyItems, type ItemUniverse, stringItems } from "./engine/universes.js";
 export type { Step } from "./engine/verify.js";

@@ -3,14 +3,17 @@
  * implementation, shrink a failure to a short counterexample, and say how to replay it.
  */
 import * as fc from "fast-check";
+import { ClockModel } from "../../model/index.js";
 import { type Delays, replayPathOf, type Scenario, type Shape, scenario } from "./arbitraries.js";
 import type { Plan, Profile } from "./commands.js";
 import type { Coverage } from "./coverage.js";
 import { diagnose } from "./diagnose.js";
 import { type Driver, inProcess, type Observation, type Observe } from "./driver.js";
+import { OptionError } from "./errors.js";
 import { probeIndependence } from "./independence.js";
 import { type Invariant, invariants } from "./invariants.js";
 import { minimize } from "./minimize.js";
+import { checkOverlapping, type OverlapCall, type OverlappingReport } from "./overlap.js";
 import { planOf } from "./plan.js";
 import { assertSameOptions, decodeReplay, encodeReplay, type Replay, type ReplayOptions } from "./replay.js";
 import type { SubjectFactory } from "./subject.js";
@@ -86,6 +89,12 @@ export interface ConformanceOptions {
    * @defaultValue 5000
    */
   readonly timeoutMs?: number | undefined;
+  /**
+   * Whether `checkConformance` also makes overlapping calls ([docs/spec.md §10.8](../../docs/spec.md#§10-invariants), {@link checkOverlapping}): `runs`
+   * runs of calls made before the earlier ones are awaited, whose answers must be those of some order of them.
+   * Made once the other runs conform. @defaultValue `true` when the queue's `get` answers a promise
+   */
+  readonly overlapping?: boolean | undefined;
   /** Called after every run, shrinking runs included, with the totals so far. @defaultValue nothing is called */
   readonly onProgress?: ((progress: { readonly runs: number; readonly commands: number }) => void) | undefined;
 }
@@ -120,6 +129,15 @@ export interface ConformanceReport {
   readonly unchecked: readonly UncheckedView[];
   /** On failure: the shortest failing sequence found. */
   readonly counterexample?: Counterexample | undefined;
+  /** The runs of overlapping calls (§10.8) and their calls, when they were made; they are not counted in `runs`. */
+  readonly overlapping?:
+    | {
+        /** The runs of overlapping calls, shrinking runs included. */
+        readonly runs: number;
+        /** The calls they made. */
+        readonly commands: number;
+      }
+    | undefined;
 }
 
 /**
@@ -151,7 +169,25 @@ export interface Counterexample {
   readonly shrinkCommands: number;
   /** The token that replays exactly this counterexample: pass it back as the `replay` option. */
   readonly replay: string;
+  /**
+   * When overlapping calls broke the rules (§10.8): every call, in the order they were made, with its round and
+   * answer; `steps` is then empty and `detail` shows the calls round by round.
+   */
+  readonly overlapping?: readonly OverlapCall[] | undefined;
 }
+
+/**
+ * The invariant of overlapping calls ([docs/spec.md §10.8](../../docs/spec.md#§10-invariants)), which {@link checkOverlapping} checks over whole runs
+ * rather than after each step.
+ */
+export const linearizable: Invariant = {
+  name: "overlapping calls answer as some order of them that keeps their real-time order would",
+  rule: "§10.8",
+  check: () => undefined,
+};
+
+/** The `replayPath` of a token that replays a run of overlapping calls rather than a sequence. */
+const overlapReplay = "overlapping";
 
 /** What a report adds to a counterexample whose calls did not fail when they were made again on a fresh queue. */
 const onceMore =
@@ -290,6 +326,11 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
   const token = options.replay ?? process.env.WORKQUEUE_REPLAY;
   const replay = token === undefined || token === "" ? undefined : decodeReplay(token);
   if (replay !== undefined) assertSameOptions(replay, replayOptionsOf(options));
+  if (replay?.replayPath === overlapReplay) {
+    throw new OptionError(
+      "The replay token replays overlapping calls (§10.8), which only checkConformance makes, in process: replay it there",
+    );
+  }
   const seed = replay?.seed ?? options.seed ?? Date.now() ^ (Math.random() * 0x100000000);
   const verifyOptions = { compareMessages: options.compareMessages ?? false, coverage: options.coverage };
   let runs = 0;
@@ -445,7 +486,14 @@ export async function checkConformance<T>(
 ): Promise<ConformanceReport> {
   const checked = { ...options, items: options.items ?? anyItems };
   delaysOf.set(checked, "any");
-  return checkDriver(
+  const token = options.replay ?? process.env.WORKQUEUE_REPLAY;
+  const replay = token === undefined || token === "" ? undefined : decodeReplay(token);
+  if (replay?.replayPath === overlapReplay) {
+    assertSameOptions(replay, replayOptionsOf(checked));
+    const overlap = await overlapping(factory, checked, replay.seed, replay);
+    return overlapReport(overlap, checked, { runs: 0, commands: 0 }, replay.seed);
+  }
+  const report = await checkDriver(
     inProcess(factory, {
       shutDown: options.shutDown === true,
       timeoutMs: options.timeoutMs ?? 5000,
@@ -453,4 +501,80 @@ export async function checkConformance<T>(
     }),
     checked,
   );
+  if (report.verdict !== "conforms" || replay !== undefined) return report;
+  if (!(options.overlapping ?? (await answersPromises(factory, options.time === true)))) return report;
+  const overlap = await overlapping(factory, checked, report.seed, undefined);
+  return overlapReport(overlap, checked, report, report.seed);
+}
+
+/** Whether a fresh queue's `get` answers a promise: a queue that does is asynchronous, and its calls may overlap. */
+async function answersPromises<T>(factory: SubjectFactory<T>, time: boolean): Promise<boolean> {
+  const subject = await factory({ maxRetries: 1, ...(time ? { clock: new ClockModel() } : {}) });
+  const answer = subject.get();
+  if (!isThenable(answer)) return false;
+  await Promise.resolve(answer).then(undefined, () => undefined);
+  return true;
+}
+
+/** The overlapping runs of a check, or the one run at `path` of a replay. */
+function overlapping<T>(
+  factory: SubjectFactory<T>,
+  options: ConformanceOptions,
+  seed: number,
+  replay: Pick<Replay, "path" | "removals"> | undefined,
+): Promise<OverlappingReport> {
+  return checkOverlapping(factory, {
+    profile: options.profile,
+    runs: options.runs,
+    seed,
+    items: (options.items ?? anyItems).few,
+    finiteMaxRetries: options.finiteMaxRetries,
+    shrinkTimeMs: options.shrinkTimeMs,
+    timeoutMs: options.timeoutMs,
+    time: options.time,
+    path: replay?.path,
+    removals: replay?.removals,
+  });
+}
+
+/** The report of a check whose sequences conformed (or of a replay), with its overlapping runs. */
+function overlapReport(
+  overlap: OverlappingReport,
+  options: ConformanceOptions,
+  report: Pick<ConformanceReport, "runs" | "commands"> & Partial<ConformanceReport>,
+  seed: number,
+): ConformanceReport {
+  const base: ConformanceReport = {
+    verdict: "conforms",
+    profile: options.profile ?? "robust",
+    invariants,
+    seed,
+    items: universeName(options),
+    unchecked: [],
+    ...report,
+    overlapping: { runs: overlap.runs, commands: overlap.commands },
+  };
+  const found = overlap.counterexample;
+  if (found === undefined) return base;
+  const counterexample: Counterexample = {
+    invariant: linearizable,
+    detail: found.detail,
+    maxRetries: found.maxRetries,
+    steps: [],
+    shrinks: found.shrinks,
+    minimal: found.minimal,
+    shrinkMs: found.shrinkMs,
+    shrinkRuns: overlap.runs,
+    shrinkCommands: overlap.commands,
+    replay: encodeReplay({
+      ...replayOptionsOf(options),
+      seed,
+      path: found.path,
+      replayPath: overlapReplay,
+      removals: found.removals,
+      minimal: found.minimal,
+    }),
+    overlapping: found.calls,
+  };
+  return { ...base, verdict: "does not conform", counterexample };
 }

@@ -3,26 +3,49 @@
  * the latest lease it was handed for each item and passes it back (one client, whose leases never go stale unless
  * the test expires them). An item never handed out is passed with token 0, which §20.4 accepts while no lease was
  * ever handed out for it.
+ *
+ * Under overlapping calls (§10.8) a caller can only finish a lease it was handed, but the gate may call `done`,
+ * `retry` or `forget` while a `get` that hands the item out is in progress. When such a call is refused as stale
+ * (which changes nothing, §20.4), the adapter waits for the `get`s in progress and, if one handed the item out
+ * anew, makes the call again with that lease — as the caller would have, once it was handed the lease.
  */
-import type { Lease, PostgresWorkQueue } from "../../../src/postgres/index.js";
+import { type Lease, type PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
 import type { Subject } from "../../engine/subject.js";
 
 /** The gate's view of `queue`. */
 export function leaseSubject(queue: PostgresWorkQueue): Subject<string> {
   const leases = new Map<string, Lease>();
+  const getting = new Set<Promise<unknown>>();
   const leaseOf = (item: string): Lease => leases.get(item) ?? ({ item, token: 0, expiresAt: 0 } satisfies Lease);
+  const finish = async <R>(item: string, call: (lease: Lease) => Promise<R>): Promise<R> => {
+    const lease = leaseOf(item);
+    try {
+      return await call(lease);
+    } catch (error) {
+      if (!(error instanceof StaleLeaseError)) throw error;
+      await Promise.allSettled([...getting]);
+      if (leaseOf(item).token === lease.token) throw error;
+      return call(leaseOf(item));
+    }
+  };
   return {
     add: (item) => queue.add(item),
     addAfter: (item, delayMs) => queue.addAfter(item, delayMs),
     async get() {
-      const lease = await queue.get();
-      if (lease === undefined) return undefined;
-      leases.set(lease.item, lease);
-      return lease.item;
+      const leasing = queue.get();
+      getting.add(leasing);
+      try {
+        const lease = await leasing;
+        if (lease === undefined) return undefined;
+        leases.set(lease.item, lease);
+        return lease.item;
+      } finally {
+        getting.delete(leasing);
+      }
     },
-    done: (item) => queue.done(leaseOf(item)),
-    retry: (item) => queue.retry(leaseOf(item)),
-    forget: (item) => queue.forget(leaseOf(item)),
+    done: (item) => finish(item, (lease) => queue.done(lease)),
+    retry: (item) => finish(item, (lease) => queue.retry(lease)),
+    forget: (item) => finish(item, (lease) => queue.forget(lease)),
     size: () => queue.size(),
     inFlight: () => queue.inFlight(),
     waiting: () => queue.waiting(),
