@@ -81,3 +81,22 @@ test("a take whose signal aborts while it waits rejects with the reason and take
   expect(await queue.size()).toBe(1);
   await queue.close();
 });
+
+test("close ends the listening connection rather than pool it, rejects the waiting take and every later call, and keeps the state", async () => {
+  const own = new pg.Pool({ connectionString: databaseUrl, max: 3 });
+  const name = freshName();
+  const queue = new PostgresWorkQueue({ pool: own, schema, name, maxRetries: 3, pollMs: 60_000 });
+  await queue.add("a");
+  await queue.get();
+  const taken = queue.take().catch((e: unknown) => e);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const connections = own.totalCount;
+  await queue.close();
+  expect(own.totalCount).toBe(connections - 1); // a pooled listener would stay LISTENing for its next user
+  expect(await taken).toEqual(new Error(`take refused: the queue "${name}" was closed`));
+  await expect(queue.add("b")).rejects.toThrow(`add refused: the queue "${name}" was closed`);
+  await expect(queue.take()).rejects.toThrow(`take refused: the queue "${name}" was closed`);
+  await queue.close();
+  expect(await new PostgresWorkQueue({ pool: own, schema, name, maxRetries: 3 }).inFlight()).toBe(1);
+  await own.end();
+});

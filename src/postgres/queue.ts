@@ -181,8 +181,8 @@ function assertPositive(name: string, ms: unknown): asserts ms is number {
  * Every verb is one statement, so one transaction: it happens entirely or not at all. What a handler may assume is
  * in §20.7: an item is processed at least once, and never by two live leases at once; a holder that stalls past
  * its lease can still be running when another worker gets the item, so writes downstream should carry the token.
- * Not supported yet: `addAfter`, rate limiters, metrics and `shutDownWithDrain`. The tables must exist: call
- * {@link migrate} first.
+ * Not supported yet: rate limiters other than the exponential backoff, metrics and `for await` (§20.11). The tables
+ * must exist: call {@link migrate} first.
  *
  * @public
  * @example
@@ -223,7 +223,7 @@ export class PostgresWorkQueue {
   #listener: Promise<ListeningClient> | undefined;
   /** Wakes every waiting `take` to look again: called on a notification and on `shutDown`. */
   readonly #wakers = new Set<() => void>();
-  /** Set by `close`: nothing more is asked of the database. */
+  /** Set by `close`: nothing more is asked of the database, and every call rejects. */
   #closed = false;
 
   /** @param options - The pool, the queue's name, `maxRetries` and, optionally, the schema, lease, clock and poll. */
@@ -267,8 +267,14 @@ export class PostgresWorkQueue {
     return this.#clock === undefined ? null : this.#clock.now();
   }
 
+  /** Throws once `close` was called. */
+  #refuseClosed(verb: string): void {
+    if (this.#closed) throw new Error(`${verb} refused: the queue ${JSON.stringify(this.name)} was closed`);
+  }
+
   /** Calls one of the schema's functions; a lost connection becomes a {@link DatabaseUnavailableError}. */
   async #call(verb: string, sql: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+    this.#refuseClosed(verb);
     for (let attempt = 1; ; attempt++) {
       try {
         return (await this.#pool.query(`select * from ${this.#functions}.${sql}`, values)).rows;
@@ -331,10 +337,11 @@ export class PostgresWorkQueue {
   /**
    * Looks until `look` finds something, sleeping between looks until a notification, the next expiry or due time,
    * or `pollMs` wakes it (§20.10); the waker is armed before each look, so a notification during it is not missed.
+   * It listens again before each look when the listening connection was lost.
    */
   async #until<V>(signal: AbortSignal | undefined, look: () => Promise<Look<V>>): Promise<V> {
-    await this.#listen();
     for (;;) {
+      await this.#listen();
       let wake = (): void => {};
       const woken = new Promise<void>((resolve) => {
         wake = resolve;
@@ -391,6 +398,7 @@ export class PostgresWorkQueue {
 
   /** Connects the listening client once, and wakes the waiting takes on every notification for this queue. */
   async #listen(): Promise<void> {
+    this.#refuseClosed("take");
     if (this.#listener === undefined) {
       this.#listener = (async () => {
         const client = await this.#pool.connect().catch((error: unknown) => {
@@ -526,13 +534,17 @@ export class PostgresWorkQueue {
     });
   }
 
-  /** Releases the listening client. The queue's state stays in the database; the pool is the caller's to end. */
+  /**
+   * Closes the listening connection (it is not given back to the pool, which would keep it listening). Waiting
+   * takes and drains reject, and so does every call made after; a second `close` does nothing. The queue's state
+   * stays in the database, for other processes and for a new `PostgresWorkQueue`; the pool is the caller's to end.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     const listener = this.#listener;
     this.#listener = undefined;
     this.#wake();
-    if (listener !== undefined) (await listener.catch(() => undefined))?.release();
+    if (listener !== undefined) (await listener.catch(() => undefined))?.release(true);
   }
 }
