@@ -14,6 +14,8 @@ export default defineConfig({
       "properties/test/postgres-leases.test.ts",
       "properties/test/postgres-concurrency.test.ts",
       "properties/test/postgres-faults.test.ts",
+      "properties/test/postgres-input.test.ts",
+      "properties/test/postgres-waiting.test.ts",
     ],
   },
 });

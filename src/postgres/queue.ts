@@ -408,9 +408,10 @@ export class PostgresWorkQueue {
           if (message.payload === this.name) this.#wake();
         });
         client.on("error", () => {
-          // The connection is gone: forget it, so the next take connects again; `pollMs` wakes the waiting ones.
+          // The connection is gone: forget it, and wake the waiting takes, which listen again before they look.
           this.#listener = undefined;
           client.release(true);
+          this.#wake();
         });
         await client.query(`listen "${this.#channel}"`);
         return client;

@@ -162,6 +162,7 @@ begin
   if r.dirty or exists (select from ${s}.queued where queue = p_queue and item = p_item) then return; end if; -- §17.2
   if r.due_ms is null or v_due < r.due_ms then
     update ${s}.items set due_ms = v_due, due_order = nextval('${s}.dues') where queue = p_queue and item = p_item;
+    perform pg_notify('${channel}', p_queue); -- a waiting take sets its timer by the earliest due time (§20.10)
   end if;
 end $$;
 

@@ -1,0 +1,173 @@
+/**
+ * How a waiting `take` or drain of `PostgresWorkQueue` wakes (docs/spec.md §20.10): by `LISTEN/NOTIFY` for its own
+ * queue only, by a timer at the next expiry or due time (on the database's clock or an injected one), by `pollMs`
+ * when a notification is lost, and again after its listening connection was cut. Every take here polls only every
+ * minute unless the test is about polling, so a take that resolves was woken by what the test names.
+ */
+import pg from "pg";
+import { afterAll, expect, test } from "vitest";
+import { VirtualClock } from "../../src/index.js";
+import { PostgresWorkQueue } from "../../src/postgres/index.js";
+import { databaseUrl, freshName, freshSchema } from "./postgres/database.js";
+
+const { pool, schema } = freshSchema("waiting");
+const other = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+afterAll(() => other.end());
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Whether `promise` settled within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let settled = false;
+  void promise.then(
+    () => {
+      settled = true;
+    },
+    () => {
+      settled = true;
+    },
+  );
+  await pause(ms);
+  return settled;
+}
+
+/** A pool that counts the statements the queue sends through it. */
+function counting(inner: pg.Pool): { pool: pg.Pool; readonly statements: () => number } {
+  let statements = 0;
+  const spy = new Proxy(inner, {
+    get(target, key, receiver) {
+      if (key === "query") {
+        return (...args: Parameters<pg.Pool["query"]>) => {
+          statements += 1;
+          return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      const value = Reflect.get(target, key, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { pool: spy, statements: () => statements };
+}
+
+test("a take on an injected clock is woken when that clock reaches the lease's expiry, and not before", async () => {
+  const clock = new VirtualClock();
+  const queue = new PostgresWorkQueue({
+    pool,
+    schema,
+    name: freshName(),
+    maxRetries: 3,
+    leaseMs: 100,
+    pollMs: 60_000,
+    clock,
+  });
+  await queue.add("a");
+  const first = await queue.get();
+  const taken = queue.take();
+  expect(await settlesWithin(taken, 150)).toBe(false);
+  clock.advance(99);
+  expect(await settlesWithin(taken, 100)).toBe(false);
+  clock.advance(1);
+  const again = await taken;
+  expect([again?.item, again?.expiresAt]).toEqual(["a", 200]);
+  expect(again?.token).toBeGreaterThan(first?.token as number);
+  await queue.close();
+});
+
+test("a take already waiting is woken by an addAfter's due time, on the database's clock, long before its poll", async () => {
+  const name = freshName();
+  const taker = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3, pollMs: 60_000 });
+  const taken = taker.take();
+  await pause(100);
+  await new PostgresWorkQueue({ pool: other, schema, name, maxRetries: 3 }).addAfter("a", 150);
+  expect(await settlesWithin(taken, 50)).toBe(false);
+  expect((await taken)?.item).toBe("a");
+  await taker.close();
+});
+
+test("a take is not woken by a notification for another queue of the schema, and is by its own", async () => {
+  const spy = counting(pool);
+  const name = freshName();
+  const taker = new PostgresWorkQueue({ pool: spy.pool, schema, name, maxRetries: 3, pollMs: 60_000 });
+  const taken = taker.take();
+  await pause(100);
+  const looked = spy.statements();
+  await new PostgresWorkQueue({ pool: other, schema, name: freshName(), maxRetries: 3 }).add("x");
+  await pause(150);
+  expect(spy.statements()).toBe(looked);
+  await new PostgresWorkQueue({ pool: other, schema, name, maxRetries: 3 }).add("a");
+  expect((await taken)?.item).toBe("a");
+  await taker.close();
+});
+
+test("a take finds an item queued without a notification (one lost) within pollMs", async () => {
+  const name = freshName();
+  const taker = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3, pollMs: 150 });
+  const taken = taker.take();
+  await pause(100);
+  // Queue "a" as enter does, but by hand, so that no notification is sent.
+  const client = await other.connect();
+  await client.query("begin");
+  await client.query(`insert into "${schema}".items (queue, item) values ($1, 'a')`, [name]);
+  await client.query(`insert into "${schema}".queued (queue, item, queued_ms, position) values ($1, 'a', 0, 0)`, [
+    name,
+  ]);
+  await client.query("commit");
+  client.release();
+  expect((await taken)?.item).toBe("a");
+  await taker.close();
+});
+
+test("a take whose listening connection is cut listens again at once, and is woken by the next add", async () => {
+  const own = new pg.Pool({ connectionString: databaseUrl, max: 3, application_name: "workqueue-listener-test" });
+  const name = freshName();
+  const taker = new PostgresWorkQueue({ pool: own, schema, name, maxRetries: 3, pollMs: 60_000 });
+  const taken = taker.take();
+  await pause(100);
+  const listening = `select pid from pg_stat_activity where application_name = 'workqueue-listener-test' and query like 'listen %'`;
+  const [{ pid }] = (await other.query(listening)).rows as [{ pid: number }];
+  await other.query("select pg_terminate_backend($1)", [pid]);
+  await pause(300);
+  const relistened = (await other.query(listening)).rows as { pid: number }[];
+  expect(relistened.map((r) => r.pid)).not.toContain(pid);
+  expect(relistened).toHaveLength(1);
+  await new PostgresWorkQueue({ pool: other, schema, name, maxRetries: 3 }).add("a");
+  expect((await taken)?.item).toBe("a");
+  await taker.close();
+  await own.end();
+});
+
+test("shutDownWithDrain resolves at once when nothing is left, and otherwise once the last lease is done", async () => {
+  const empty = new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries: 3, pollMs: 60_000 });
+  await empty.shutDownWithDrain();
+  expect(await empty.shuttingDown()).toBe(true);
+  await empty.close();
+  const name = freshName();
+  const queue = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3, pollMs: 60_000 });
+  await queue.add("a");
+  await queue.add("b");
+  const a = await queue.get();
+  const drained = queue.shutDownWithDrain();
+  expect(await settlesWithin(drained, 100)).toBe(false);
+  const worker = new PostgresWorkQueue({ pool: other, schema, name, maxRetries: 3 });
+  await worker.done(a as never);
+  expect(await settlesWithin(drained, 100)).toBe(false); // "b" is still queued
+  const b = await worker.get();
+  expect(b?.item).toBe("b");
+  await worker.done(b as never);
+  await drained;
+  expect([await queue.size(), await queue.inFlight()]).toEqual([0, 0]);
+  await queue.close();
+});
+
+test("a drain whose signal aborts rejects with the reason; the queue stays shut down and keeps its items", async () => {
+  const queue = new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries: 3, pollMs: 60_000 });
+  await queue.add("a");
+  const controller = new AbortController();
+  const drained = queue.shutDownWithDrain({ signal: controller.signal });
+  await pause(100);
+  controller.abort(new Error("stop draining"));
+  await expect(drained).rejects.toThrow("stop draining");
+  expect([await queue.shuttingDown(), await queue.size()]).toEqual([true, 1]);
+  await expect(queue.shutDownWithDrain({ signal: AbortSignal.abort(new Error("at once")) })).rejects.toThrow("at once");
+  await queue.close();
+});
