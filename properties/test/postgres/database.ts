@@ -21,6 +21,7 @@ export function freshSchema(
   const schema = `${prefix}_${process.pid}_${Math.floor(Math.random() * 1e9)}`;
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   beforeAll(async () => {
+    await dropOrphans(pool);
     if (edit === undefined) await migrate(pool, { schema });
     else await pool.query(edit(migration(schema)));
   });
@@ -29,6 +30,30 @@ export function freshSchema(
     await pool.end();
   });
   return { pool, schema };
+}
+
+/** Whether a process of this machine with that id runs. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Drops the schemas `freshSchema` made for processes that are gone — killed before their `afterAll`, as mutation
+ * testing kills a run — so that they do not pile up in the machine's database. Another suite may drop one first.
+ */
+async function dropOrphans(pool: pg.Pool): Promise<void> {
+  const { rows } = await pool.query<{ name: string }>(
+    "select nspname as name from pg_namespace where nspname ~ '^[a-z]+_[0-9]+_[0-9]+$'",
+  );
+  for (const { name } of rows) {
+    const pid = Number(name.split("_").at(-2));
+    if (!alive(pid)) await pool.query(`drop schema if exists "${name}" cascade`).catch(() => undefined);
+  }
 }
 
 let queues = 0;
