@@ -7,11 +7,12 @@ import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { ProtocolBreach, StartError } from "../engine/breach.js";
 import type { Profile } from "../engine/commands.js";
-import { type ConformanceOptions, checkDriver } from "../engine/conformance.js";
+import { type ConformanceOptions, checkConformance, checkDriver } from "../engine/conformance.js";
 import { type Driver, inProcess } from "../engine/driver.js";
 import { OptionError } from "../engine/errors.js";
 import { loadFactory } from "../engine/load.js";
 import { plural } from "../engine/render.js";
+import type { SubjectFactory } from "../engine/subject.js";
 import { anyItems, stringItems } from "../engine/universes.js";
 import { connect, protocolLines } from "../protocol/driver.js";
 import { toJson } from "../report/json.js";
@@ -26,7 +27,8 @@ export const usage = `usage: workqueue-conformance [options] -- <command> [args�
 
 Checks a work queue against the executable model of docs/spec.md with random command sequences. The command is
 started without a shell and spoken to over protocol v1 (docs/protocol.md); a module must export a queue factory
-\`(options) => queue\` as \`default\` or \`factory\` and is checked in process.
+\`(options) => queue\` as \`default\` or \`factory\` and is checked in process; when its \`get\` answers a promise, it is
+also given overlapping calls (docs/spec.md §10.8).
 
 options:
   --profile contract|robust  which calls sequences may make (default: robust)
@@ -125,6 +127,8 @@ async function open(options: Options): Promise<{
   described: string;
   check: ConformanceOptions;
   protocol: boolean;
+  /** A module's factory, which `checkConformance` checks, overlapping calls included (docs/spec.md §10.8). */
+  factory?: SubjectFactory<unknown>;
 }> {
   if (options.module !== undefined) {
     const factory = await loadFactory(options.module).catch((error: Error) =>
@@ -136,6 +140,7 @@ async function open(options: Options): Promise<{
       described: `${options.module}, in process`,
       check: { shutDown: options.shutDown, time: options.time, items: anyItems },
       protocol: false,
+      factory,
     };
   }
   const [command = "", ...args] = options.command;
@@ -183,12 +188,16 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   let result: GateOutcome;
   try {
     opened = await open(options);
-    const report = await checkDriver(opened.driver, {
+    const checked = {
       ...options.check,
       ...opened.check,
       timeoutMs: options.timeoutMs,
       onProgress: progressLine(io, options.check.runs),
-    });
+    };
+    const report =
+      opened.factory === undefined
+        ? await checkDriver(opened.driver, checked)
+        : await checkConformance(opened.factory, checked);
     result = outcome({ report }, exitCodes[report.verdict]);
   } catch (error) {
     result = outcome(...classify(error));

@@ -59,7 +59,7 @@ export function formatSteps(counterexample: Counterexample): string[] {
       const expected = i === rows.length - 1 && last !== undefined ? showExpected(last) : "";
       return (row.views === "" ? row.call : row.call.padEnd(width) + row.views) + expected;
     }),
-    `✗ ${counterexample.detail}`,
+    ...`✗ ${counterexample.detail}`.split("\n"),
   ];
 }
 
@@ -80,7 +80,9 @@ export function formatSteps(counterexample: Counterexample): string[] {
  * @public
  */
 export function formatReport(report: ConformanceReport, replay: (token: string) => string): string {
-  const figures = `${plural(report.runs, "run")}, ${plural(report.commands, "command")}, ${plural(report.invariants.length, "invariant")} checked after every step`;
+  const overlapping =
+    report.overlapping === undefined ? "" : `, and ${plural(report.overlapping.runs, "run")} of overlapping calls`;
+  const figures = `${plural(report.runs, "run")}, ${plural(report.commands, "command")}, ${plural(report.invariants.length, "invariant")} checked after every step${overlapping}`;
   const { counterexample } = report;
   const drawn = `items: ${report.items}`;
   const without = report.unchecked

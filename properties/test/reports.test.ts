@@ -75,6 +75,15 @@ describe("each outcome has its exit code, and both reports are written and valid
     expect(xml).toContain('<failure type="§10.3"');
   });
 
+  test("does not conform under overlapping calls: exit 1, and the JSON report holds the calls round by round", async () => {
+    const { code, json, xml } = await reported("--runs", "100", "--module", fixture("add-answers-early.mjs"));
+    expect([code, json.verdict, json.counterexample.invariant.rule]).toEqual([1, "does not conform", "§10.8"]);
+    expect(json.counterexample.steps).toEqual([]);
+    expect(json.counterexample.overlapping.length).toBeGreaterThanOrEqual(2);
+    expect(json.counterexample.overlapping[0]).toMatchObject({ round: 1, afterPrevious: false });
+    expect(xml).toContain('<failure type="§10.8"');
+  });
+
   test("a crash whose stderr holds ANSI colour codes and XML specials: exit 3, and the JUnit XML stays valid", async () => {
     const { code, json, xml } = await reported("--runs", "20", ...broken("colour"));
     expect([code, json.verdict, json.breach.kind]).toEqual([3, "broke the protocol", "crashed"]);
