@@ -9,6 +9,8 @@ export default defineConfig({
   test: {
     ...base.test,
     env: { WORKQUEUE_SEED: "20261202", WORKQUEUE_RUNS_SCALE: "0.25", WORKQUEUE_SHAPE: "both" },
+    // A mutant that leaves a take waiting fails its test here, well before Stryker's timeout would call it one.
+    testTimeout: 10_000,
     include: [
       "properties/test/postgres-conformance.test.ts",
       "properties/test/postgres-leases.test.ts",

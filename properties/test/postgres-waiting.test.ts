@@ -171,3 +171,28 @@ test("a drain whose signal aborts rejects with the reason; the queue stays shut 
   await expect(queue.shutDownWithDrain({ signal: AbortSignal.abort(new Error("at once")) })).rejects.toThrow("at once");
   await queue.close();
 });
+
+test("a take waiting for a lease to expire makes no statement until it is woken", async () => {
+  const spy = counting(pool);
+  for (const clock of [undefined, new VirtualClock()]) {
+    const queue = new PostgresWorkQueue({
+      pool: spy.pool,
+      schema,
+      name: freshName(),
+      maxRetries: 3,
+      leaseMs: 10_000,
+      pollMs: 60_000,
+      clock,
+    });
+    await queue.add("a");
+    await queue.get();
+    const taken = queue.take();
+    await pause(100);
+    const looked = spy.statements();
+    await pause(200);
+    expect(spy.statements()).toBe(looked);
+    await queue.add("b");
+    expect((await taken)?.item).toBe("b");
+    await queue.close();
+  }
+});
