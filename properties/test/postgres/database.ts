@@ -3,7 +3,7 @@
  * `WORKQUEUE_DATABASE_URL`): each suite works in a schema of its own, made fresh and dropped at the end.
  */
 import pg from "pg";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 import { migrate } from "../../../src/postgres/index.js";
 import { migration } from "../../../src/postgres/schema.js";
 
@@ -20,10 +20,20 @@ export function freshSchema(
 ): { readonly pool: pg.Pool; readonly schema: string } {
   const schema = `${prefix}_${process.pid}_${Math.floor(Math.random() * 1e9)}`;
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+  // A hook that fails makes vitest skip the suite's tests, and a skipped test fails nothing (mutation testing would
+  // count a mutant that breaks the migration as survived): the failure is kept, and every test fails with it.
+  let failure: { readonly cause: unknown } | undefined;
   beforeAll(async () => {
-    await dropOrphans(pool);
-    if (edit === undefined) await migrate(pool, { schema });
-    else await pool.query(edit(migration(schema)));
+    try {
+      await dropOrphans(pool);
+      if (edit === undefined) await migrate(pool, { schema });
+      else await pool.query(edit(migration(schema)));
+    } catch (cause) {
+      failure = { cause };
+    }
+  });
+  beforeEach(() => {
+    if (failure !== undefined) throw new Error(`the schema ${schema} could not be made`, failure);
   });
   afterAll(async () => {
     await pool.query(`drop schema if exists "${schema}" cascade`);
