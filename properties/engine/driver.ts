@@ -156,7 +156,7 @@ function withViews(
  * Settles with `promise`, or rejects with a `timed out` breach naming `what` once `timeoutMs` pass first. The timer
  * is cleared as soon as the promise settles, so a check that ends leaves no timer behind.
  */
-function bounded<V>(promise: PromiseLike<V>, timeoutMs: number, what: string): Promise<V> {
+export function bounded<V>(promise: PromiseLike<V>, timeoutMs: number, what: string): Promise<V> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     const message = `${what} did not settle within ${timeoutMs} ms`;

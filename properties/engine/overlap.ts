@@ -7,7 +7,9 @@
  */
 import * as fc from "fast-check";
 import { ClockModel, type WorkQueueModel } from "../../model/index.js";
+import { ProtocolBreach } from "./breach.js";
 import type { Profile } from "./commands.js";
+import { bounded } from "./driver.js";
 import { type Answer, type Operation, sameAnswer } from "./operation.js";
 import { showAnswer, showCall } from "./render.js";
 import { capture, perform, readView, type Subject, type SubjectFactory } from "./subject.js";
@@ -96,15 +98,6 @@ interface RunContext<T> {
   readonly timeoutMs: number;
 }
 
-/** Settles with `promise`, or rejects once `ms` passed. */
-function within<V>(promise: Promise<V>, ms: number, what: () => string): Promise<V> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new OverlapTimeout(what())), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 /** Calls of a round that did not answer within the timeout. */
 class OverlapTimeout extends Error {}
 
@@ -142,7 +135,12 @@ async function makeRun<T>(drawn: Drawing, context: RunContext<T>): Promise<Made[
       previous = next;
       answers.push(next);
     }
-    await within(Promise.all(answers), context.timeoutMs, () => `round ${r + 1}`);
+    // A round that does not answer in time is a finding about the queue here, not a breach of the driver.
+    await bounded(Promise.all(answers), context.timeoutMs, `round ${r + 1}`).catch((error: unknown) => {
+      throw error instanceof ProtocolBreach && error.kind === "timed out"
+        ? new OverlapTimeout(`round ${r + 1}`)
+        : error;
+    });
   }
   return made.sort((a, b) => a.invokedAt - b.invokedAt);
 }
