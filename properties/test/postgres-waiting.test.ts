@@ -31,6 +31,14 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   return settled;
 }
 
+/** The rows `sql` answers once `ready` holds of them, asking again every 20 ms; after 5 s, the last rows. */
+async function rowsWhen<R>(sql: string, ready: (rows: R[]) => boolean): Promise<R[]> {
+  for (const deadline = Date.now() + 5000; ; await pause(20)) {
+    const rows = (await other.query(sql)).rows as R[];
+    if (ready(rows) || Date.now() > deadline) return rows;
+  }
+}
+
 /** A pool that counts the statements the queue sends through it. */
 function counting(inner: pg.Pool): { pool: pg.Pool; readonly statements: () => number } {
   let statements = 0;
@@ -78,9 +86,12 @@ test("a take already waiting is woken by an addAfter's due time, on the database
   const taker = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3, pollMs: 60_000 });
   const taken = taker.take();
   await pause(100);
+  const asked = Date.now();
   await new PostgresWorkQueue({ pool: other, schema, name, maxRetries: 3 }).addAfter("a", 150);
-  expect(await settlesWithin(taken, 50)).toBe(false);
-  expect((await taken)?.item).toBe("a");
+  const lease = await taken;
+  expect(lease?.item).toBe("a");
+  // Handed out at the database's time expiresAt − leaseMs, which is not before the item fell due.
+  expect((lease?.expiresAt as number) - taker.leaseMs).toBeGreaterThanOrEqual(asked + 150);
   await taker.close();
 });
 
@@ -122,12 +133,11 @@ test("a take whose listening connection is cut listens again at once, and is wok
   const name = freshName();
   const taker = new PostgresWorkQueue({ pool: own, schema, name, maxRetries: 3, pollMs: 60_000 });
   const taken = taker.take();
-  await pause(100);
   const listening = `select pid from pg_stat_activity where application_name = 'workqueue-listener-test' and query like 'listen %'`;
-  const [{ pid }] = (await other.query(listening)).rows as [{ pid: number }];
+  const [first] = await rowsWhen<{ pid: number }>(listening, (rows) => rows.length === 1);
+  const pid = first?.pid;
   await other.query("select pg_terminate_backend($1)", [pid]);
-  await pause(300);
-  const relistened = (await other.query(listening)).rows as { pid: number }[];
+  const relistened = await rowsWhen<{ pid: number }>(listening, (rows) => rows.length === 1 && rows[0]?.pid !== pid);
   expect(relistened.map((r) => r.pid)).not.toContain(pid);
   expect(relistened).toHaveLength(1);
   await new PostgresWorkQueue({ pool: other, schema, name, maxRetries: 3 }).add("a");
