@@ -421,6 +421,7 @@ export class PostgresWorkQueue {
       });
     }
     await this.#listener;
+    this.#refuseClosed("take"); // closed while it connected
   }
 
   /** Wakes every waiting take. */
