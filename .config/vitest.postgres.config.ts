@@ -18,6 +18,7 @@ export default defineConfig({
       "properties/test/postgres-faults.test.ts",
       "properties/test/postgres-input.test.ts",
       "properties/test/postgres-waiting.test.ts",
+      "properties/test/postgres-errors.test.ts",
     ],
   },
 });

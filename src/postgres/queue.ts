@@ -281,7 +281,7 @@ export class PostgresWorkQueue {
       } catch (error) {
         if (isUnavailable(error)) throw new DatabaseUnavailableError(verb, error);
         // A transaction the server aborted to break a deadlock changed nothing: it is made again (§20.8).
-        if ((error as { code?: unknown }).code !== "40P01" || attempt === 5) throw error;
+        if ((error as { code?: unknown } | null)?.code !== "40P01" || attempt === 5) throw error;
       }
     }
   }
@@ -509,8 +509,8 @@ export class PostgresWorkQueue {
    */
   async failures(item: string): Promise<number> {
     assertText(item);
-    const [row] = await this.#call("failures", "failures($1, $2)", [this.name, item]);
-    return Number(row?.failures);
+    const [row] = (await this.#call("failures", "failures($1, $2)", [this.name, item])) as [{ failures: unknown }];
+    return Number(row.failures);
   }
 
   /** [§12.1](../../docs/spec.md#§12-shutdown): shuts the queue down for every process; waiting takes with nothing to hand out resolve `undefined`. */
@@ -542,7 +542,6 @@ export class PostgresWorkQueue {
    * stays in the database, for other processes and for a new `PostgresWorkQueue`; the pool is the caller's to end.
    */
   async close(): Promise<void> {
-    if (this.#closed) return;
     this.#closed = true;
     const listener = this.#listener;
     this.#listener = undefined;
