@@ -5,7 +5,8 @@
  */
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
-import { readView, type Subject, type SubjectFactory } from "../engine/subject.js";
+import type { Subject, SubjectFactory } from "../engine/subject.js";
+import { type CallRequest, replyOf } from "./reply.js";
 import { validators } from "./schema.js";
 
 /** What is served: the factory, the name and features announced, and the current queue (made by the last `new`). */
@@ -35,14 +36,7 @@ async function answer(
   }
   const queue = served.queue;
   if (queue === undefined) return { ok: false, error: `no queue yet: send {"op":"new",…} first` };
-  const item = request.item as string;
-  if (op === "get") return { ok: true, item: (await queue.get()) ?? null };
-  if (op === "retry") return { ok: true, requeued: await queue.retry(item) };
-  if (op === "len") return { ok: true, len: await readView(queue, "size") };
-  if (op === "shuttingDown") return { ok: true, value: (await readView(queue, "shuttingDown")) === true };
-  if (op === "shutdown") await queue.shutDown?.();
-  else await queue[op as "add" | "done" | "forget"](item);
-  return { ok: true };
+  return replyOf(queue, request as CallRequest);
 }
 
 /**
