@@ -6,6 +6,7 @@
  *   properties/engine/          imports model/ only
  *   properties/report/          imports engine/
  *   properties/protocol/        imports engine/
+ *   properties/vectors/         imports model/, engine/ and protocol/ (the conformance vectors' generator)
  *   properties/cli/             imports all of the above, and src/ for `npm start`
  *   properties/test/            the suites: anything; nothing imports them
  */
@@ -42,6 +43,11 @@ module.exports = {
       "properties/protocol/",
       "^(src|bench)/|^properties/(report|cli|test)/",
       "the protocol is a driver of the engine",
+    ),
+    layer(
+      "properties/vectors/",
+      "^(src|bench)/|^properties/(report|cli|test)/",
+      "the vectors are made from the model and replayed through the protocol's mapping",
     ),
     layer("properties/cli/", "^bench/|^properties/test/", "the command line is the top layer"),
     layer(
