@@ -1,9 +1,12 @@
 /**
  * The conformance vectors of properties/vectors/ (docs/protocol.md, "Conformance vectors"): they are what the
  * generator makes from the model, they follow their schema, the reference queue and the model pass every one,
- * every wrong queue fails at least one, and transitions.json covers every reachable transition of its state space.
+ * every wrong queue fails at least one, transitions.json covers every reachable transition of its state space, and
+ * the Python example's runner (examples/python/test_vectors.py) replays them all on its queue.
  */
+import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { promisify } from "node:util";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { beforeAll, describe, expect, test } from "vitest";
 import { WorkQueueModel } from "../../model/index.js";
@@ -129,4 +132,13 @@ test("transitions.json covers every reachable transition of its state space", as
     transitions: reachableTransitions.size,
     covered: covered.size,
   });
+});
+
+test("the Python example replays every vector on its queue with examples/python/test_vectors.py", async () => {
+  const cwd = new URL("../../examples/python/", import.meta.url).pathname;
+  const { stderr } = await promisify(execFile)("python3", ["-m", "unittest", "test_vectors"], { cwd });
+  expect(stderr).toMatch(/^Ran 1 test/m);
+  expect(stderr).toMatch(/^OK$/m);
+  const ran = Number(/replayed (\d+) vectors/.exec(stderr)?.[1]);
+  expect(ran).toBe(vectors.length);
 });
