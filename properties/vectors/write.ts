@@ -1,7 +1,8 @@
 /**
  * `npm run vectors`: writes the conformance vectors, generated from the model, into properties/vectors/ of the
- * repository this file was built in (dist/properties/vectors/ is two folders below it). Run it after a change to
- * the model, the traces or the generator, and commit what changed; properties/test/vectors.test.ts fails until then.
+ * repository this file was built in (it runs from dist/properties/vectors/, three folders below). Run it after a
+ * change to the model, the traces or the generator, and commit what changed: properties/test/vectors.test.ts fails
+ * until then.
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { renderFile } from "./format.js";
