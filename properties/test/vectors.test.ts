@@ -60,6 +60,12 @@ test("the folder holds the three vector files and their schema", () => {
   expect(names).toEqual(["edge-cases.json", "traces.json", "transitions.json"]);
 });
 
+test.each(names)("docs/protocol.md gives the number of vectors of %s", (name) => {
+  const protocol = readFileSync(new URL("../../docs/protocol.md", import.meta.url), "utf8");
+  const count = (files[name] as VectorFile).vectors.length.toLocaleString("en-US");
+  expect(protocol).toMatch(new RegExp(`^\\| \`${name}\` \\| ${count} \\|`, "m"));
+});
+
 test.each(names)("%s follows properties/vectors/vectors.schema.json", (name) => {
   const schema = JSON.parse(readFileSync(new URL("vectors.schema.json", folder), "utf8"));
   const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
