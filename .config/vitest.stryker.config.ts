@@ -6,7 +6,8 @@ import base from "./vitest.config.js";
 // README's blocks) are left out: the Stryker sandbox has no dist/, and they check the gate and the package, not
 // src/ or model/; so are the API-docs suite, which checks comments, and the strength suite, which checks that the
 // gate finds deep bugs in wrong queues (the deep runs are left out here, see properties/test/settings.ts), and the
-// timed ones; and the coverage suite, which checks the generator, not src/ or model/; and the PostgreSQL suites,
+// timed ones; and the coverage suite, which checks the generator, not src/ or model/; and the vectors suite, which
+// checks the committed vector files and runs the Python example (not in the sandbox); and the PostgreSQL suites,
 // whose code (src/postgres/) `npm run mutate:postgres` mutates on its own: LeaseModel's own suite covers model/.
 export default mergeConfig(
   base,
@@ -22,6 +23,7 @@ export default mergeConfig(
         "properties/test/strength.test.ts",
         "properties/test/time-strength.test.ts",
         "properties/test/coverage.test.ts",
+        "properties/test/vectors.test.ts",
         "properties/test/postgres-*.test.ts",
       ],
     },
