@@ -3,7 +3,7 @@
  * that names it, before the database is asked, and the queue is unchanged; the defaults are the documented ones.
  */
 import { expect, test } from "vitest";
-import { PostgresWorkQueue, type PostgresWorkQueueOptions } from "../../src/postgres/index.js";
+import { migrate, PostgresWorkQueue, type PostgresWorkQueueOptions } from "../../src/postgres/index.js";
 import { freshName, freshSchema } from "./postgres/database.js";
 
 const { pool, schema } = freshSchema("input");
@@ -93,6 +93,62 @@ test("the constructor's defaults: schema workqueue, leases of 30 s; zero is a va
   const queue = new PostgresWorkQueue({ pool, name: "q", maxRetries: Number.POSITIVE_INFINITY });
   expect([queue.name, queue.maxRetries, queue.leaseMs]).toEqual(["q", Number.POSITIVE_INFINITY, 30_000]);
   expect(new PostgresWorkQueue(options({ backoff: { baseMs: 0, maxMs: 0 }, leaseMs: 0.5 })).leaseMs).toBe(0.5);
+});
+
+/** A pool that records each statement and answers it with no rows, or with a shut-down queue's views. */
+function recorder() {
+  const statements: string[] = [];
+  const answer = async (text: string) => {
+    statements.push(text);
+    const views = { size: 0, in_flight: 0, waiting: 0, shutting_down: true, next_event: null };
+    return { rows: text.includes(".views(") ? [views] : [] };
+  };
+  const client = { query: answer, on: () => client, release: () => undefined };
+  return { statements, pool: { query: answer, connect: async () => client } };
+}
+
+test("without a schema, migrate, the verbs and a take's LISTEN use the schema workqueue and its channel", async () => {
+  const db = recorder();
+  await migrate(db.pool);
+  expect(db.statements[0]).toContain("hashtext('workqueue-spec migrate workqueue')");
+  expect(db.statements[0]).toContain('create schema if not exists "workqueue";');
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 1 });
+  await queue.add("a");
+  await expect(queue.take()).resolves.toBeUndefined();
+  expect(db.statements.slice(1)).toEqual([
+    'select * from "workqueue".add($1, $2, $3)',
+    'listen "workqueue_workqueue"',
+    'select * from "workqueue".get($1, $2, $3)',
+    'select * from "workqueue".views($1, $2)',
+  ]);
+});
+
+test.each([
+  ["a", true],
+  ["_jobs", true],
+  ["jobs_2", true],
+  ["x".repeat(63), true],
+  ["x".repeat(64), false],
+  ["2jobs", false],
+  ["Jobs", false],
+  ["jobs-2", false],
+  ["jobs\n", false],
+  [" jobs", false],
+  ["", false],
+])("migrate and the constructor accept %j as a schema: %s", async (name, accepted) => {
+  const db = recorder();
+  const migrating = migrate(db.pool, { schema: name });
+  const making = () => new PostgresWorkQueue({ pool: db.pool, schema: name, name: "q", maxRetries: 1 });
+  if (accepted) {
+    await migrating;
+    expect(db.statements).toHaveLength(1);
+    expect(making).not.toThrow();
+  } else {
+    const message = `Expected \`schema\` to be a lower-case SQL identifier such as workqueue, got \`${JSON.stringify(name)}\` (string)`;
+    await expect(migrating).rejects.toThrow(new TypeError(message));
+    expect(db.statements).toEqual([]);
+    expect(making).toThrow(new TypeError(message));
+  }
 });
 
 const lease = "Expected `lease` to be a lease that get or take answered, { item, token }, got";
