@@ -256,6 +256,10 @@ export class LifecycleRun {
   /** Ends the run: shuts down (or withdraws the takes of a queue without shutdown), lets time run out, checks. */
   async end(s: fc.Scheduler): Promise<void> {
     await s.waitIdle();
+    // What the run left behind is checked before the last shutdown settles the takes that still wait: an item an
+    // aborted take swallowed shows as one in flight that no consumer holds, not as a take that shutDown answered.
+    await flush();
+    this.run.check();
     if (!this.model.queue.shuttingDown) {
       this.run.note("▸ (end of the run) the last shutdown");
       if (this.features.shutDown || this.features.drain) this.shutDown("the last shutDown()");
