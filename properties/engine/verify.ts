@@ -106,8 +106,13 @@ export async function verify(
     };
     const step = { operation, expected, actual, expectedViews, actualViews };
     steps.push(step);
+    // Spelled out, not spread from `step`: a spread object is a slow shape for the checks (a fifth of the gate's time).
     const facts = {
-      ...step,
+      operation,
+      expected,
+      actual,
+      expectedViews,
+      actualViews,
       before: keyed === undefined ? undefined : before,
       model,
       compareMessages: options.compareMessages,
