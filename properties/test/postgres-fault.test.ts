@@ -6,7 +6,7 @@
 import { describe, expect, test } from "vitest";
 import { freshSchema } from "./postgres/database.js";
 import { faultRun } from "./postgres/fault.js";
-import { postgresDefects } from "./wrong/postgres.js";
+import { applyDefect, postgresDefects } from "./wrong/postgres.js";
 
 describe("the reference schema", () => {
   const { pool, schema } = freshSchema("fault");
@@ -33,7 +33,7 @@ for (const [defectName, rule] of caught) {
   const defect = postgresDefects.find((d) => d.name === defectName);
   if (defect === undefined) throw new Error(`no defect named ${defectName} in properties/test/wrong/postgres.ts`);
   describe(defect.name, () => {
-    const { pool, schema } = freshSchema("faultwrong", (sql) => sql.replaceAll(defect.from, defect.to));
+    const { pool, schema } = freshSchema("faultwrong", (sql) => applyDefect(defect, sql));
     test(`checkHistory names "${rule}" from the fault test's history`, async () => {
       const run = await faultRun(pool, schema);
       console.log(

@@ -12,6 +12,8 @@ export interface PostgresDefect {
   readonly from: string;
   /** What it becomes. */
   readonly to: string;
+  /** Further edits of the same mistake, `[from, to]`, when it takes more than one. */
+  readonly more?: readonly (readonly [string, string])[];
   /** Which suite rejects it: the lease suite, the gate (`checkConformance`) or the concurrent gets. */
   readonly suite: "leases" | "gate" | "concurrent gets";
   /** The rule the rejection names. */
@@ -48,6 +50,22 @@ export const postgresDefects: readonly PostgresDefect[] = [
     rule: "§9.1",
   },
   {
+    // §20.3 serves an add made while in flight by the expiry's requeue: this mistake loses that add, as an expiry
+    // written "a dirty item is requeued by its done" would. (An expiry that requeues the item and clears its dirty
+    // mark is the reference itself: the requeue is the one more processing the mark asks for.)
+    name: "an expired lease of an item added while in flight drops it; a clean one is requeued",
+    from: "select item, expires_ms into expiry from",
+    to: "select item, expires_ms, dirty into expiry from",
+    more: [
+      [
+        "(p_queue, expiry.item, expiry.expires_ms);",
+        "(p_queue, expiry.item, expiry.expires_ms) where not expiry.dirty;",
+      ],
+    ],
+    suite: "leases",
+    rule: "§9.1",
+  },
+  {
     name: "an expired lease counts a failure",
     from: "set in_flight = false, dirty = false, lease = 'expired',",
     to: "set failures = failures + 1, in_flight = false, dirty = false, lease = 'expired',",
@@ -69,3 +87,16 @@ export const postgresDefects: readonly PostgresDefect[] = [
     rule: "§10.1",
   },
 ];
+
+/** The migration `sql` with `defect`'s edits made. */
+export function applyDefect(defect: PostgresDefect, sql: string): string {
+  return [[defect.from, defect.to] as const, ...(defect.more ?? [])].reduce(
+    (text, [from, to]) => text.replaceAll(from, to),
+    sql,
+  );
+}
+
+/** The edits of `defect` whose text the migration `sql` does not hold: none, while the defect still applies. */
+export function missingEdits(defect: PostgresDefect, sql: string): string[] {
+  return [defect.from, ...(defect.more ?? []).map(([from]) => from)].filter((from) => !sql.includes(from));
+}
