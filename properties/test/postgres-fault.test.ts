@@ -21,8 +21,9 @@ describe("the reference schema", () => {
 
 /**
  * Wrong schemas, each with the rule of checkHistory its history breaks (26–34 violations of it per run here). The
- * get that is not atomic is left to the concurrent gets of postgres-wrong.test.ts: four processes taking one item at
- * a time race inside one get too rarely (one run in three) for this test to count on it.
+ * get that is not atomic is left to the concurrent gets of postgres-wrong.test.ts, whose history checkHistory judges
+ * ("two live leases"): four processes taking one item at a time race inside one get too rarely (one run in three)
+ * for this test to count on it.
  */
 const caught: readonly (readonly [string, string])[] = [
   ["no fencing: any token is accepted", "stale token accepted"],

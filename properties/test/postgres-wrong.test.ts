@@ -33,8 +33,11 @@ for (const defect of postgresDefects) {
       expect(report.verdict).toBe("does not conform");
       expect(report.counterexample?.invariant.rule).toContain(defect.rule);
     } else {
-      const { notOnce } = await concurrentGets(schema, 300);
+      const { notOnce, events } = await concurrentGets(schema, 300);
       expect(notOnce.length).toBeGreaterThan(0);
+      // One process read every time, so the history is judged with no tolerance.
+      const violations = checkHistory(events, { maxRetries: 3, toleranceMs: 0 });
+      expect(violations.map((v) => v.rule)).toContain(defect.rule);
     }
   }, 120_000);
 }

@@ -14,9 +14,12 @@ export interface PostgresDefect {
   readonly to: string;
   /** Further edits of the same mistake, `[from, to]`, when it takes more than one. */
   readonly more?: readonly (readonly [string, string])[];
-  /** Which suite rejects it: the lease suite, the gate (`checkConformance`) or the concurrent gets. */
+  /**
+   * Which suite rejects it: the lease suite, the gate (`checkConformance`) or the concurrent gets, whose history
+   * `checkHistory` judges (docs/spec.md §20.7).
+   */
   readonly suite: "leases" | "gate" | "concurrent gets";
-  /** The rule the rejection names. */
+  /** The rule the rejection names: a section of docs/spec.md, or a rule of `checkHistory`. */
   readonly rule: string;
 }
 
@@ -84,7 +87,7 @@ export const postgresDefects: readonly PostgresDefect[] = [
     from: "order by q.queued_ms, q.position limit 1 for update skip locked;",
     to: "order by q.queued_ms, q.position limit 1;",
     suite: "concurrent gets",
-    rule: "§10.1",
+    rule: "two live leases",
   },
 ];
 
