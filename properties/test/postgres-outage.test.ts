@@ -2,10 +2,11 @@
  * The database goes away and comes back (docs/spec.md §20.8), made by a TCP proxy between the queue's pool and the
  * machine's server (properties/test/postgres/proxy.ts): while it is away every call rejects with
  * DatabaseUnavailableError naming the verb and the cause, and changes nothing in the database, which the test reads
- * through a connection of its own; once it is back, the same queue instance goes on and nothing was lost.
+ * through a connection of its own; once it is back, the same queue instance goes on and nothing was lost. And a
+ * take whose `LISTEN` fails, as it does on a connection the pool lent out just as the database went away.
  */
 import pg from "pg";
-import { afterEach, expect, test } from "vitest";
+import { afterEach, expect, test, vi } from "vitest";
 import { DatabaseUnavailableError, type Lease, type PoolLike, PostgresWorkQueue } from "../../src/postgres/index.js";
 import { databaseUrl, freshName, freshSchema } from "./postgres/database.js";
 import { startProxy, type TcpProxy } from "./postgres/proxy.js";
@@ -169,4 +170,48 @@ test("a database that is down when the queue starts: its first call rejects at o
   expect(await queue.take()).toMatchObject({ item: "a" });
   expect(await queue.inFlight()).toBe(1);
   await queue.close();
+});
+
+test("a take whose LISTEN fails rejects — with DatabaseUnavailableError on a lost connection, with the error itself otherwise — discards that client once, also when it reported the loss too, and the next take listens on a new one", async () => {
+  const lost = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+  const denied = Object.assign(new Error("permission denied"), { code: "42501" });
+  // How the first LISTEN of each connection fails: rejects with an error, after the client emitted it or not.
+  const failures: [Error, boolean][] = [
+    [lost, false],
+    [lost, true],
+    [denied, false],
+  ];
+  const releases: ReturnType<typeof vi.spyOn>[] = [];
+  const watched: PoolLike = {
+    query: (text, values) => pool.query(text, values),
+    async connect() {
+      const client = await pool.connect();
+      releases.push(vi.spyOn(client, "release"));
+      const failure = failures.shift();
+      if (failure !== undefined) {
+        const [error, emitted] = failure;
+        vi.spyOn(client, "query").mockImplementationOnce(() => {
+          if (emitted) client.emit("error", error);
+          return Promise.reject(error);
+        });
+      }
+      return client;
+    },
+  };
+  const queue = new PostgresWorkQueue({ pool: watched, schema, name: freshName(), maxRetries: 3, pollMs: 60_000 });
+  for (const expected of [
+    new DatabaseUnavailableError("take", lost),
+    new DatabaseUnavailableError("take", lost),
+    denied,
+  ]) {
+    const error = await rejection(queue.take());
+    expect(error).toBeInstanceOf(expected.constructor);
+    expect((error as Error).message).toBe(expected.message);
+    expect(releases.at(-1)?.mock.calls).toEqual([[true]]);
+  }
+  await queue.add("a");
+  expect(await queue.take()).toMatchObject({ item: "a" });
+  expect(releases).toHaveLength(4);
+  await queue.close();
+  expect(releases.at(-1)?.mock.calls).toEqual([[true]]);
 });

@@ -412,13 +412,23 @@ export class PostgresWorkQueue {
         client.on("notification", (message) => {
           if (message.payload === this.name) this.#wake();
         });
+        let released = false;
+        const discard = (): void => {
+          if (!released) client.release(true); // pg throws on a second release
+          released = true;
+        };
         client.on("error", () => {
           // The connection is gone: forget it, and wake the waiting takes, which listen again before they look.
           this.#listener = undefined;
-          client.release(true);
+          discard();
           this.#wake();
         });
-        await client.query(`listen "${this.#channel}"`);
+        try {
+          await client.query(`listen "${this.#channel}"`);
+        } catch (error) {
+          discard(); // a client that does not listen is of no use here, and kept it would be lost to the pool
+          throw isUnavailable(error) ? new DatabaseUnavailableError("take", error) : error;
+        }
         return client;
       })();
       this.#listener.catch(() => {
