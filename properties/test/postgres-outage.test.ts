@@ -2,7 +2,8 @@
  * The database goes away and comes back (docs/spec.md §20.8), made by a TCP proxy between the queue's pool and the
  * machine's server (properties/test/postgres/proxy.ts): while it is away every call rejects with
  * DatabaseUnavailableError naming the verb and the cause, and changes nothing in the database, which the test reads
- * through a connection of its own; once it is back, the same queue instance goes on and nothing was lost. And a
+ * through a connection of its own; once it is back, the same queue instance goes on and nothing was lost. A call
+ * the server was running when its client went away may still commit: it is applied whole or not at all. And a
  * take whose `LISTEN` fails, as it does on a connection the pool lent out just as the database went away.
  */
 import pg from "pg";
@@ -149,6 +150,50 @@ test("a database that goes away mid-work: the waiting take and every verb reject
   expect(await queue.take()).toMatchObject({ item: "d" }); // it listens again
   expect([await queue.waiting(), await queue.failures("b")]).toEqual([1, 0]);
   await queue.close();
+});
+
+test("a done in progress when the database goes away rejects with DatabaseUnavailableError and is applied whole or not at all; made again once the database is back, it leaves the item queued once", async () => {
+  const { proxy, viaProxy } = await throughProxy();
+  const name = freshName();
+  const queue = new PostgresWorkQueue({ pool: viaProxy, schema, name, maxRetries: 3 });
+  await queue.add("a");
+  const lease = (await queue.get()) as Lease;
+  await queue.add("a"); // while in flight: the done queues it again
+  const before = await stateOf(name);
+  // Another session holds a's row, so the done waits on it inside its transaction when the database goes away.
+  const blocker = await pool.connect();
+  await blocker.query("begin");
+  await blocker.query(`select from "${schema}".items where queue = $1 and item = 'a' for update`, [name]);
+  const doing = rejection(queue.done(lease));
+  // The queue's statement, and not these looks at pg_stat_activity, whose text names the function too.
+  const theDone = `query like 'select * from "${schema}".done(%'`;
+  const blocked = `select pid from pg_stat_activity where wait_event_type = 'Lock' and ${theDone}`;
+  while ((await pool.query(blocked)).rowCount === 0) await sleep(10);
+  await proxy.cut();
+  const error = await doing;
+  await blocker.query("commit");
+  blocker.release();
+  expect(error).toBeInstanceOf(DatabaseUnavailableError);
+  expect((error as Error).message).toBe("done could not reach PostgreSQL: Connection terminated unexpectedly");
+  // The server ends the done's backend once it finds its client gone: after the lock is free, at the latest.
+  const running = `select pid from pg_stat_activity where ${theDone}`;
+  while ((await pool.query(running)).rowCount !== 0) await sleep(10);
+  const after = await stateOf(name);
+  const applied = after.queued.length === 1;
+  console.log(`the done cut off by the outage was ${applied ? "applied whole" : "not applied"}`);
+  if (applied) {
+    expect(after.queued).toEqual(["a"]);
+    expect(after.items.map((row) => [row.item, row.in_flight, row.dirty, row.lease])).toEqual([
+      ["a", false, false, "finished"],
+    ]);
+  } else {
+    expect(after).toEqual(before);
+  }
+
+  await proxy.reopen();
+  await queue.done(lease); // §20.8: a done may be made again as it is
+  expect([await queue.size(), await queue.inFlight()]).toEqual([1, 0]);
+  expect((await queue.get())?.item).toBe("a");
 });
 
 test("a database that is down when the queue starts: its first call rejects at once with DatabaseUnavailableError naming the refused connection, and the same queue works once the database is up", async () => {
