@@ -5,6 +5,7 @@
 import pg from "pg";
 import { afterAll, expect, test } from "vitest";
 import { PostgresWorkQueue } from "../../src/postgres/index.js";
+import { checkHistory } from "../distributed/check-history.js";
 import { concurrentGets } from "./postgres/concurrent.js";
 import { databaseUrl, freshName, freshSchema } from "./postgres/database.js";
 
@@ -12,10 +13,12 @@ const { pool, schema } = freshSchema("concurrency");
 const other = new pg.Pool({ connectionString: databaseUrl, max: 2 });
 afterAll(() => other.end());
 
-test("300 items got by 12 workers on 3 pools at once are each handed out exactly once", async () => {
-  const { handedOut, notOnce } = await concurrentGets(schema, 300);
+test("300 items got by 12 workers on 3 pools at once are each handed out exactly once, and checkHistory finds no broken rule of §20.7 in their history", async () => {
+  const { handedOut, notOnce, events } = await concurrentGets(schema, 300);
   expect(notOnce).toEqual([]);
   expect(handedOut).toBe(300);
+  expect(events.filter((e) => e.op === "lease")).toHaveLength(300);
+  expect(checkHistory(events, { maxRetries: 3, toleranceMs: 0 })).toEqual([]);
 });
 
 test("a get answers the oldest queued item although another call holds that item's row (§10.8)", async () => {

@@ -70,6 +70,7 @@ test("each verb reports a lost connection as DatabaseUnavailableError naming tha
     ["add", "add", () => queue.add("b")],
     ["addAfter", "add_after", () => queue.addAfter("b", 10)],
     ["get", "get", () => queue.get()],
+    ["take", "get", () => queue.take()], // the take's own get fails: the error names the take
     ["take", "views", () => queue.take()], // the take's get finds nothing; its look at the views fails
     ["done", "done", () => queue.done(lease)],
     ["retry", "retry", () => queue.retry(lease)],

@@ -3,8 +3,10 @@
  * see properties/test/postgres/leases.ts for the sequences.
  */
 import * as fc from "fast-check";
-import { assert, test } from "vitest";
+import { assert, expect, test } from "vitest";
+import { checkHistory } from "../distributed/check-history.js";
 import { freshSchema } from "./postgres/database.js";
+import { expiryHistory } from "./postgres/expiry-history.js";
 import { checkLeases } from "./postgres/leases.js";
 
 const { pool, schema } = freshSchema("leases");
@@ -16,3 +18,9 @@ test("leases, expiry, extension and stale tokens on PostgreSQL answer as LeaseMo
       `${fc.defaultReportMessage(details)}\nReplay: WORKQUEUE_REPLAY=${details.seed},${details.counterexamplePath}`,
     );
 }, 300_000);
+
+test("two holders die: their expired leases' items are handled again, the one added while in flight too, and checkHistory finds no broken rule", async () => {
+  const { events, handled } = await expiryHistory(pool, schema);
+  expect(handled).toEqual(["a", "b"]);
+  expect(checkHistory(events, { maxRetries: 3, toleranceMs: 0 })).toEqual([]);
+});

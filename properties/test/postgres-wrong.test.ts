@@ -1,24 +1,26 @@
 /**
  * The wrong PostgreSQL queues of properties/test/wrong/postgres.ts: each is rejected by its suite, naming its rule.
  */
-import { expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { PostgresWorkQueue } from "../../src/postgres/index.js";
 import { migration } from "../../src/postgres/schema.js";
+import { checkHistory } from "../distributed/check-history.js";
 import { checkConformance } from "../engine/conformance.js";
 import { stringItems } from "../engine/universes.js";
 import { leaseSubject } from "./postgres/adapter.js";
 import { concurrentGets } from "./postgres/concurrent.js";
 import { freshName, freshSchema } from "./postgres/database.js";
+import { expiryHistory } from "./postgres/expiry-history.js";
 import { checkLeases } from "./postgres/leases.js";
 import { seed } from "./settings.js";
-import { postgresDefects } from "./wrong/postgres.js";
+import { applyDefect, missingEdits, postgresDefects } from "./wrong/postgres.js";
 
 for (const defect of postgresDefects) {
-  const edit = (sql: string) => sql.replaceAll(defect.from, defect.to);
+  const edit = (sql: string) => applyDefect(defect, sql);
   const { pool, schema } = freshSchema("wrong", edit);
 
   test(`${defect.name}: rejected by the ${defect.suite}, naming ${defect.rule}`, async () => {
-    expect(edit(migration("x")), "the defect applies to the current migration").not.toBe(migration("x"));
+    expect(missingEdits(defect, migration("x")), "the defect applies to the current migration").toEqual([]);
     if (defect.suite === "leases") {
       const details = await checkLeases(pool, schema, 200);
       expect(details.failed).toBe(true);
@@ -31,8 +33,26 @@ for (const defect of postgresDefects) {
       expect(report.verdict).toBe("does not conform");
       expect(report.counterexample?.invariant.rule).toContain(defect.rule);
     } else {
-      const { notOnce } = await concurrentGets(schema, 300);
+      const { notOnce, events } = await concurrentGets(schema, 300);
       expect(notOnce.length).toBeGreaterThan(0);
+      // One process read every time, so the history is judged with no tolerance.
+      const violations = checkHistory(events, { maxRetries: 3, toleranceMs: 0 });
+      expect(violations.map((v) => v.rule)).toContain(defect.rule);
     }
   }, 120_000);
 }
+
+describe("an expired lease of an item added while in flight drops it; a clean one is requeued", () => {
+  const defect = postgresDefects.find((d) => d.name.startsWith("an expired lease of an item added while in flight"));
+  if (defect === undefined) throw new Error("no such defect in properties/test/wrong/postgres.ts");
+  const { pool, schema } = freshSchema("wrong", (sql) => applyDefect(defect, sql));
+  test('checkHistory names "lost" for each add of the item added while in flight, and only for it: the clean item is handled again', async () => {
+    const { events, handled } = await expiryHistory(pool, schema);
+    expect(handled).toEqual(["b"]);
+    const violations = checkHistory(events, { maxRetries: 3, toleranceMs: 0 });
+    expect(violations.map((v) => [v.rule, v.message.split(":")[0]])).toEqual([
+      ["lost", "a"],
+      ["lost", "a"],
+    ]);
+  });
+});

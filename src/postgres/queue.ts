@@ -310,7 +310,12 @@ export class PostgresWorkQueue {
 
   /** [§5](../../docs/spec.md#§5) and §20.2: the oldest queued item under a new lease, or `undefined` when nothing is queued. */
   async get(): Promise<Lease | undefined> {
-    const [row] = await this.#call("get", "get($1, $2, $3)", [this.name, this.#now(), this.leaseMs]);
+    return this.#get("get");
+  }
+
+  /** A `get` made for `verb`, the call an error names. */
+  async #get(verb: string): Promise<Lease | undefined> {
+    const [row] = await this.#call(verb, "get($1, $2, $3)", [this.name, this.#now(), this.leaseMs]);
     if (row === undefined) return undefined;
     return { item: row.item as string, token: Number(row.token), expiresAt: row.expires_ms as number };
   }
@@ -326,7 +331,7 @@ export class PostgresWorkQueue {
     const signal = signalOf(options);
     signal?.throwIfAborted();
     return this.#until(signal, async () => {
-      const lease = await this.get();
+      const lease = await this.#get("take"); // its error names the take, the call the caller made
       if (lease !== undefined) return { found: true, value: lease };
       const views = await this.#views("take");
       if (views.shuttingDown && views.waiting === 0) return { found: true, value: undefined }; // §14.2, §17.7
@@ -407,13 +412,23 @@ export class PostgresWorkQueue {
         client.on("notification", (message) => {
           if (message.payload === this.name) this.#wake();
         });
+        let released = false;
+        const discard = (): void => {
+          if (!released) client.release(true); // pg throws on a second release
+          released = true;
+        };
         client.on("error", () => {
           // The connection is gone: forget it, and wake the waiting takes, which listen again before they look.
           this.#listener = undefined;
-          client.release(true);
+          discard();
           this.#wake();
         });
-        await client.query(`listen "${this.#channel}"`);
+        try {
+          await client.query(`listen "${this.#channel}"`);
+        } catch (error) {
+          discard(); // a client that does not listen is of no use here, and kept it would be lost to the pool
+          throw isUnavailable(error) ? new DatabaseUnavailableError("take", error) : error;
+        }
         return client;
       })();
       this.#listener.catch(() => {

@@ -12,9 +12,14 @@ export interface PostgresDefect {
   readonly from: string;
   /** What it becomes. */
   readonly to: string;
-  /** Which suite rejects it: the lease suite, the gate (`checkConformance`) or the concurrent gets. */
+  /** Further edits of the same mistake, `[from, to]`, when it takes more than one. */
+  readonly more?: readonly (readonly [string, string])[];
+  /**
+   * Which suite rejects it: the lease suite, the gate (`checkConformance`) or the concurrent gets, whose history
+   * `checkHistory` judges (docs/spec.md §20.7).
+   */
   readonly suite: "leases" | "gate" | "concurrent gets";
-  /** The rule the rejection names. */
+  /** The rule the rejection names: a section of docs/spec.md, or a rule of `checkHistory`. */
   readonly rule: string;
 }
 
@@ -48,6 +53,22 @@ export const postgresDefects: readonly PostgresDefect[] = [
     rule: "§9.1",
   },
   {
+    // §20.3 serves an add made while in flight by the expiry's requeue: this mistake loses that add, as an expiry
+    // written "a dirty item is requeued by its done" would. (An expiry that requeues the item and clears its dirty
+    // mark is the reference itself: the requeue is the one more processing the mark asks for.)
+    name: "an expired lease of an item added while in flight drops it; a clean one is requeued",
+    from: "select item, expires_ms into expiry from",
+    to: "select item, expires_ms, dirty into expiry from",
+    more: [
+      [
+        "(p_queue, expiry.item, expiry.expires_ms);",
+        "(p_queue, expiry.item, expiry.expires_ms) where not expiry.dirty;",
+      ],
+    ],
+    suite: "leases",
+    rule: "§9.1",
+  },
+  {
     name: "an expired lease counts a failure",
     from: "set in_flight = false, dirty = false, lease = 'expired',",
     to: "set failures = failures + 1, in_flight = false, dirty = false, lease = 'expired',",
@@ -66,6 +87,19 @@ export const postgresDefects: readonly PostgresDefect[] = [
     from: "order by q.queued_ms, q.position limit 1 for update skip locked;",
     to: "order by q.queued_ms, q.position limit 1;",
     suite: "concurrent gets",
-    rule: "§10.1",
+    rule: "two live leases",
   },
 ];
+
+/** The migration `sql` with `defect`'s edits made. */
+export function applyDefect(defect: PostgresDefect, sql: string): string {
+  return [[defect.from, defect.to] as const, ...(defect.more ?? [])].reduce(
+    (text, [from, to]) => text.replaceAll(from, to),
+    sql,
+  );
+}
+
+/** The edits of `defect` whose text the migration `sql` does not hold: none, while the defect still applies. */
+export function missingEdits(defect: PostgresDefect, sql: string): string[] {
+  return [defect.from, ...(defect.more ?? []).map(([from]) => from)].filter((from) => !sql.includes(from));
+}
