@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { ProtocolBreach, StartError } from "../engine/breach.js";
 import type { Profile } from "../engine/commands.js";
-import { type ConformanceOptions, checkConformance, checkDriver } from "../engine/conformance.js";
+import { type ConformanceOptions, checkConformance, checkDriver, replayOptionsOf } from "../engine/conformance.js";
 import { type Driver, inProcess } from "../engine/driver.js";
 import { OptionError } from "../engine/errors.js";
 import { loadFactory } from "../engine/load.js";
@@ -19,7 +19,16 @@ import { toJson } from "../report/json.js";
 import { toJunit } from "../report/junit.js";
 import type { GateOutcome } from "../report/outcome.js";
 import { formatReport } from "../report/text.js";
-import { checkArguments, checkOptions, parse, positive, UsageError } from "./args.js";
+import {
+  checkArguments,
+  checkOptions,
+  checkReplay,
+  parse,
+  positive,
+  type ReplayOptionNames,
+  sharedReplayNames,
+  UsageError,
+} from "./args.js";
 import { exitCodeHelp, exitCodes } from "./exit-codes.js";
 
 export const usage = `usage: workqueue-conformance [options] -- <command> [args…]
@@ -117,6 +126,39 @@ function progressLine(io: Io, total: number): ConformanceOptions["onProgress"] {
 /** The parsed options of a run of the gate. */
 type Options = Exclude<ReturnType<typeof parseGate>, { help: true }>;
 
+/** Over the wire, items are JSON strings and maxRetries a JSON integer. */
+const protocolItems = { ...stringItems, name: "protocol v1 strings", invalid: [] };
+
+/**
+ * What the options decide of the check before anything is started; over the protocol, shutdown and time follow the
+ * features the implementation announces.
+ */
+function planned(options: Options): ConformanceOptions {
+  return options.module === undefined
+    ? { ...options.check, items: protocolItems, finiteMaxRetries: true }
+    : { ...options.check, shutDown: options.shutDown, time: options.time, items: anyItems };
+}
+
+/** How the gate names the options a replay token carries, over the protocol or in process. */
+function replayNames(protocol: boolean): ReplayOptionNames {
+  const feature = (name: string) => (on: boolean) => (on ? `the "${name}" feature` : `no "${name}" feature`);
+  const flag = (name: string) => (on: boolean) => (on ? `--${name}` : `no --${name}`);
+  return {
+    ...sharedReplayNames,
+    shutDown: protocol ? feature("shutdown") : flag("shutdown"),
+    time: protocol ? feature("time") : flag("time"),
+    items: (items) => `${items === protocolItems.name ? "-- <command>" : "--module"} (items: ${items})`,
+    finiteMaxRetries: (finite) => (finite ? "-- <command> (finite maxRetries)" : "--module (any maxRetries)"),
+  };
+}
+
+/** Refuses a `--replay` token made under other options, before anything is started. */
+function checkReplayFirst(options: Options): void {
+  const { shutDown, time, ...decided } = replayOptionsOf(planned(options));
+  const known = options.module === undefined ? decided : { ...decided, shutDown, time };
+  checkReplay(options.check.replay, known, replayNames(options.module === undefined));
+}
+
 /**
  * Connects what the options name: a child process over the protocol, or a module in process.
  *
@@ -138,7 +180,7 @@ async function open(options: Options): Promise<{
     return {
       driver,
       described: `${options.module}, in process`,
-      check: { shutDown: options.shutDown, time: options.time, items: anyItems },
+      check: planned(options),
       protocol: false,
       factory,
     };
@@ -147,10 +189,8 @@ async function open(options: Options): Promise<{
   const driver = await connect(command, args, { timeoutMs: options.timeoutMs, pipeline: options.pipeline });
   const how = options.pipeline ? "pipelined" : "in lock step";
   const features = driver.features.length === 0 ? "" : `, features ${driver.features.join(", ")}`;
-  // Over the wire, items are JSON strings and maxRetries a JSON integer; shutdown follows the announced feature.
   const check = {
-    items: { ...stringItems, name: "protocol v1 strings", invalid: [] },
-    finiteMaxRetries: true,
+    ...planned(options),
     shutDown: driver.features.includes("shutdown"),
     time: driver.features.includes("time"),
   };
@@ -187,6 +227,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   let opened: Awaited<ReturnType<typeof open>> | undefined;
   let result: GateOutcome;
   try {
+    checkReplayFirst(options);
     opened = await open(options);
     const checked = {
       ...options.check,
@@ -194,6 +235,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       timeoutMs: options.timeoutMs,
       onProgress: progressLine(io, options.check.runs),
     };
+    checkReplay(options.check.replay, replayOptionsOf(checked), replayNames(opened.protocol));
     const report =
       opened.factory === undefined
         ? await checkDriver(opened.driver, checked)

@@ -4,6 +4,7 @@
  * implementation printed, and a printed replay works when pasted. `main` runs in this process; the
  * implementations are child processes or modules (`npm test` builds `dist/` first).
  */
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -104,7 +105,9 @@ describe("each outcome has its exit code, and both reports are written and valid
     const token = /--replay=(\S+)/.exec(first.out)?.[1] ?? "";
     const { json } = await reported("--replay", token, "--module", fixture("lost-dirty-mark.mjs"));
     expect([json.verdict, json.exitCode, json.error.kind]).toEqual(["usage error", 2, "usage error"]);
-    expect(json.error.message).toContain('made with `profile` "contract", but this check has "robust"');
+    expect(json.error.message).toBe(
+      "--replay: the token was made with --profile contract, but this run has --profile robust: give the options that made it",
+    );
   });
 
   test("a module whose default export is a class: exit 2, naming the class", async () => {
@@ -192,5 +195,42 @@ describe("a printed replay works when pasted", () => {
     const again = await gate(...pasted(first.out));
     expect([again.code, counterexample(again.out)]).toEqual([1, counterexample(first.out)]);
     expect(counterexample(first.out)).toBeDefined();
+  });
+});
+
+describe("a replay token made under other options is a usage error naming the option, before anything starts", () => {
+  // Made in process with --shutdown and --max-commands 12; the targets below do not exist, so a check that started
+  // anything would fail otherwise.
+  const made = gate(
+    ...["--profile", "contract", "--max-commands", "12", "--shutdown", "--runs", "300"],
+    ...["--module", fixture("shut-down-only-sets-a-flag.mjs")],
+  ).then(({ out }) => /--replay=(\S+)/.exec(out)?.[1] ?? "");
+  const missing = ["--module", "no/such/module.mjs"];
+
+  test.each([
+    [["--max-commands", "12", "--shutdown", ...missing], "--profile contract, but this run has --profile robust"],
+    [["--profile", "contract", "--shutdown", ...missing], "--max-commands 12, but this run has no --max-commands"],
+    [["--profile", "contract", "--max-commands", "12", ...missing], "--shutdown, but this run has no --shutdown"],
+    [
+      ["--profile", "contract", "--max-commands", "12", "--", "no-such-command-here"],
+      "--module (items: any values), but this run has -- <command> (items: protocol v1 strings)",
+    ],
+  ])("workqueue-conformance %j: exit 2, one line", async (argv, differs) => {
+    const { code, out, err } = await gate(`--replay=${await made}`, ...argv);
+    expect([code, out, err]).toEqual([
+      2,
+      "",
+      `workqueue-conformance: usage error: --replay: the token was made with ${differs}: give the options that made it (see --help)\n`,
+    ]);
+  });
+
+  test("npm start: exit 2, one line, and nothing checked", async () => {
+    const start = join(root, "dist/properties/cli/start.js");
+    const { status, stdout, stderr } = spawnSync("node", [start, `--replay=${await made}`], { encoding: "utf8" });
+    expect([status, stdout, stderr]).toEqual([
+      2,
+      "",
+      "npm start: --replay: the token was made with --max-commands 12, but this run has no --max-commands: give the options that made it (see --help)\n",
+    ]);
   });
 });
