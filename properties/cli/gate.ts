@@ -6,30 +6,28 @@
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { ProtocolBreach, StartError } from "../engine/breach.js";
-import type { Profile } from "../engine/commands.js";
 import { type ConformanceOptions, checkConformance, checkDriver, replayOptionsOf } from "../engine/conformance.js";
 import { type Driver, inProcess } from "../engine/driver.js";
 import { OptionError } from "../engine/errors.js";
 import { loadFactory } from "../engine/load.js";
 import { plural } from "../engine/render.js";
 import type { SubjectFactory } from "../engine/subject.js";
-import { anyItems, stringItems } from "../engine/universes.js";
 import { connect, protocolLines } from "../protocol/driver.js";
 import { toJson } from "../report/json.js";
 import { toJunit } from "../report/junit.js";
 import type { GateOutcome } from "../report/outcome.js";
 import { formatReport } from "../report/text.js";
-import {
-  checkArguments,
-  checkOptions,
-  checkReplay,
-  parse,
-  positive,
-  type ReplayOptionNames,
-  sharedReplayNames,
-  UsageError,
-} from "./args.js";
+import { checkReplay, UsageError } from "./args.js";
 import { exitCodeHelp, exitCodes } from "./exit-codes.js";
+import {
+  checkReplayFirst,
+  type GateOptions,
+  parseGate,
+  planned,
+  replayCommand,
+  replayNames,
+  salvage,
+} from "./gate-options.js";
 
 export const usage = `usage: workqueue-conformance [options] -- <command> [args…]
        workqueue-conformance [options] --module <file>
@@ -69,46 +67,6 @@ export interface Io {
   readonly progress: boolean;
 }
 
-/** The parsed command line. */
-function parseGate(argv: readonly string[]) {
-  const split = argv.indexOf("--");
-  const { values, positionals } = parse(
-    split < 0 ? argv : argv.slice(0, split),
-    {
-      ...checkOptions,
-      timeout: { type: "string" },
-      lockstep: { type: "boolean" },
-      shutdown: { type: "boolean" },
-      time: { type: "boolean" },
-      json: { type: "boolean" },
-      junit: { type: "string" },
-      module: { type: "string" },
-      version: { type: "boolean" },
-    },
-    true,
-  );
-  const command = split < 0 ? [] : argv.slice(split + 1);
-  if (values.help) return { help: true as const };
-  if (values.version) return { help: true as const, version: true };
-  if (positionals.length > 0) throw new UsageError(`unexpected \`${positionals[0]}\`: put the command after \`--\``);
-  if (command.length > 0 === (values.module !== undefined)) {
-    throw new UsageError("give either `-- <command> [args…]` or `--module <file>`, not both and not neither");
-  }
-  const check = checkArguments(values, 100);
-  return {
-    help: false as const,
-    command,
-    module: values.module,
-    json: values.json ?? false,
-    junit: values.junit,
-    pipeline: !(values.lockstep ?? false),
-    shutDown: values.shutdown ?? false,
-    time: values.time ?? false,
-    timeoutMs: positive("timeout", values.timeout) ?? 5000,
-    check: { ...check, profile: check.profile ?? ("robust" as Profile) },
-  };
-}
-
 /** A live progress line on stderr: runs done, and commands per second. */
 function progressLine(io: Io, total: number): ConformanceOptions["onProgress"] {
   if (!io.progress) return undefined;
@@ -123,48 +81,12 @@ function progressLine(io: Io, total: number): ConformanceOptions["onProgress"] {
   };
 }
 
-/** The parsed options of a run of the gate. */
-type Options = Exclude<ReturnType<typeof parseGate>, { help: true }>;
-
-/** Over the wire, items are JSON strings and maxRetries a JSON integer. */
-const protocolItems = { ...stringItems, name: "protocol v1 strings", invalid: [] };
-
-/**
- * What the options decide of the check before anything is started; over the protocol, shutdown and time follow the
- * features the implementation announces.
- */
-function planned(options: Options): ConformanceOptions {
-  return options.module === undefined
-    ? { ...options.check, items: protocolItems, finiteMaxRetries: true }
-    : { ...options.check, shutDown: options.shutDown, time: options.time, items: anyItems };
-}
-
-/** How the gate names the options a replay token carries, over the protocol or in process. */
-function replayNames(protocol: boolean): ReplayOptionNames {
-  const feature = (name: string) => (on: boolean) => (on ? `the "${name}" feature` : `no "${name}" feature`);
-  const flag = (name: string) => (on: boolean) => (on ? `--${name}` : `no --${name}`);
-  return {
-    ...sharedReplayNames,
-    shutDown: protocol ? feature("shutdown") : flag("shutdown"),
-    time: protocol ? feature("time") : flag("time"),
-    items: (items) => `${items === protocolItems.name ? "-- <command>" : "--module"} (items: ${items})`,
-    finiteMaxRetries: (finite) => (finite ? "-- <command> (finite maxRetries)" : "--module (any maxRetries)"),
-  };
-}
-
-/** Refuses a `--replay` token made under other options, before anything is started. */
-function checkReplayFirst(options: Options): void {
-  const { shutDown, time, ...decided } = replayOptionsOf(planned(options));
-  const known = options.module === undefined ? decided : { ...decided, shutDown, time };
-  checkReplay(options.check.replay, known, replayNames(options.module === undefined));
-}
-
 /**
  * Connects what the options name: a child process over the protocol, or a module in process.
  *
  * @throws StartError when it cannot be started or loaded; ProtocolBreach when it fails the handshake.
  */
-async function open(options: Options): Promise<{
+async function open(options: GateOptions): Promise<{
   driver: Driver & { close?: () => Promise<void> };
   described: string;
   check: ConformanceOptions;
@@ -209,8 +131,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     options = parseGate(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    io.err(`workqueue-conformance: ${error.message} (see --help)\n`);
-    return exitCodes["usage error"];
+    // Reported where the reports were asked for, when the command line says where.
+    const { json, junit, target, profile } = salvage(argv);
+    const usageError = { kind: "usage error", message: error.message } as const;
+    const outcome = { target, profile, error: usageError, durationMs: 0, exitCode: exitCodes["usage error"] };
+    return finish(outcome, { json, junit }, io);
   }
   if (options.help) {
     io.out(`${"version" in options ? version() : usage}\n`);
@@ -248,7 +173,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     await opened?.driver.close?.();
   }
   if (!options.json && opened !== undefined) io.out(`workqueue-conformance: ${opened.described}\n`);
-  return finish(result, options, io, opened?.protocol === true);
+  const replay = (token: string) => replayCommand(options, token);
+  return finish(result, { ...options, replay }, io, opened?.protocol === true);
 }
 
 /**
@@ -280,8 +206,18 @@ function version(): string {
   return "workqueue-spec (version unknown)";
 }
 
+/** Where the outcome goes, and how a replay is worded. */
+interface Output {
+  /** `--json`: print the outcome as JSON instead of text. */
+  readonly json: boolean;
+  /** `--junit FILE`. */
+  readonly junit: string | undefined;
+  /** The command that replays a token; a check that ran has one. */
+  readonly replay?: (token: string) => string;
+}
+
 /** Prints the outcome in the chosen format, writes the JUnit file if asked, and returns the exit code. */
-async function finish(outcome: GateOutcome, options: Options, io: Io, protocol: boolean): Promise<number> {
+async function finish(outcome: GateOutcome, options: Output, io: Io, protocol = false): Promise<number> {
   const { report, breach, error } = outcome;
   const lines = protocol && report?.counterexample !== undefined ? protocolLines(report.counterexample) : undefined;
   if (options.junit !== undefined) await writeFile(options.junit, toJunit(outcome));
@@ -297,7 +233,7 @@ async function finish(outcome: GateOutcome, options: Options, io: Io, protocol: 
       breach.stderrTail === "" ? "" : `\n  its stderr ended with:\n${breach.stderrTail.replace(/^/gm, "    ")}`;
     io.out(`✗ the implementation broke the protocol (${breach.kind}): ${breach.message}${tail}\n`);
   } else if (report !== undefined) {
-    io.out(`${formatReport(report, (token) => replayCommand(options, token))}\n`);
+    io.out(`${formatReport(report, options.replay ?? ((token) => token))}\n`);
     if (lines !== undefined) {
       io.out(`  as protocol v1 requests, to paste into a unit test of the implementation:\n`);
       io.out(`${lines.map((line) => `    ${line}`).join("\n")}\n`);
@@ -307,25 +243,4 @@ async function finish(outcome: GateOutcome, options: Options, io: Io, protocol: 
     io.out(`  ${plural(report.commands, "command")} in ${seconds.toFixed(1)} s (${rate}/s)\n`);
   }
   return outcome.exitCode;
-}
-
-/**
- * The command that replays `token`, with every option that decides the run; `--replay=` so that nothing in the
- * token is read as an option.
- */
-function replayCommand(options: Options, token: string): string {
-  const words = ["workqueue-conformance", "--profile", options.check.profile];
-  if (options.check.maxCommands !== undefined) words.push("--max-commands", String(options.check.maxCommands));
-  if (options.module !== undefined && options.shutDown) words.push("--shutdown");
-  if (options.module !== undefined && options.time) words.push("--time");
-  if (!options.pipeline) words.push("--lockstep");
-  if (options.timeoutMs !== 5000) words.push("--timeout", String(options.timeoutMs));
-  words.push(`--replay=${token}`);
-  const target = options.module === undefined ? ["--", ...options.command] : ["--module", options.module];
-  return [...words, ...target.map(quote)].join(" ");
-}
-
-/** A word as a POSIX shell reads it: as it is when it is safe, else in single quotes. */
-function quote(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }

@@ -60,7 +60,7 @@ describe("each outcome has its exit code, and both reports are written and valid
       "python3",
       join(root, "examples/python/workqueue.py"),
     );
-    expect([code, json.verdict, json.formatVersion]).toEqual([0, "conforms", 1]);
+    expect([code, json.verdict, json.formatVersion]).toEqual([0, "conforms", 2]);
     expect(xml).toContain('name="robust profile conforms to docs/spec.md"');
   });
 
@@ -99,7 +99,9 @@ describe("each outcome has its exit code, and both reports are written and valid
     const { code, err } = await gate("--replay=abc", "--", "no-such-command-here");
     expect(code).toBe(2);
     expect(err.trim().split("\n")).toEqual([
-      expect.stringMatching(/^workqueue-conformance: --replay: Expected `replay` .*not a replay token \(see --help\)$/),
+      expect.stringMatching(
+        /^workqueue-conformance: usage error: --replay: Expected `replay` .*not a replay token \(see --help\)$/,
+      ),
     ]);
     const first = await gate("--profile", "contract", "--runs", "300", "--module", fixture("lost-dirty-mark.mjs"));
     const token = /--replay=(\S+)/.exec(first.out)?.[1] ?? "";
@@ -109,6 +111,33 @@ describe("each outcome has its exit code, and both reports are written and valid
       "--replay: the token was made with --profile contract, but this run has --profile robust: give the options that made it",
     );
   });
+
+  test.each([
+    [["--profile", "fast", "--module", "m.mjs"], "--profile must be contract or robust, got `fast`", undefined],
+    [
+      ["--bogus", "--profile", "contract", "--module", "m.mjs"],
+      /^Unknown option '--bogus'\. To specify a positional argument/,
+      "contract",
+    ],
+    [["--runs", "0", "--", "cmd"], "--runs must be a positive integer, got `0`", "robust"],
+    [
+      ["--profile", "contract"],
+      "give either `-- <command> [args…]` or `--module <file>`, not both and not neither",
+      "contract",
+    ],
+  ])(
+    "a command line the gate cannot run, %j: exit 2, and the reports say usage error",
+    async (argv, message, profile) => {
+      const { code, json, xml } = await reported(...argv);
+      expect([code, json.verdict, json.error, json.profile]).toEqual([
+        2,
+        "usage error",
+        { kind: "usage error", message: typeof message === "string" ? message : expect.stringMatching(message) },
+        profile,
+      ]);
+      expect(xml).toContain('<error type="usage error" message="');
+    },
+  );
 
   test("a module whose default export is a class: exit 2, naming the class", async () => {
     const { code, err } = await gate("--module", fixture("class-default.mjs"));
