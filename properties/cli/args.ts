@@ -37,17 +37,36 @@ export interface CheckArguments {
   readonly maxCommands: number | undefined;
 }
 
-/** Parses `args` with `options` (which include {@link checkOptions}); a syntax error becomes a {@link UsageError}. */
+/**
+ * Parses `args` with `options` (which include {@link checkOptions}); a syntax error becomes a {@link UsageError} of
+ * one line. A negative number after an option that takes a value is its value (`--seed -11111`), which `parseArgs`
+ * would refuse as ambiguous.
+ */
 export function parse<O extends NonNullable<ParseArgsConfig["options"]>>(
   args: readonly string[],
   options: O,
   allowPositionals = false,
 ): ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: boolean; strict: true }>> {
-  try {
-    return parseArgs({ args: [...args], options, allowPositionals, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    const next = args[i + 1];
+    const takesValue = arg.startsWith("--") && options[arg.slice(2)]?.type === "string";
+    if (takesValue && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else joined.push(arg);
   }
+  try {
+    return parseArgs({ args: joined, options, allowPositionals, strict: true });
+  } catch (error) {
+    throw new UsageError(oneLine((error as Error).message));
+  }
+}
+
+/** `message` on one line: `parseArgs` and module loaders write some on several. */
+export function oneLine(message: string): string {
+  return message.replace(/\s*\n\s*/g, " ");
 }
 
 /** A positive integer option, or `undefined` when it is not given. */

@@ -17,7 +17,7 @@ import { toJson } from "../report/json.js";
 import { toJunit } from "../report/junit.js";
 import type { GateOutcome } from "../report/outcome.js";
 import { formatReport } from "../report/text.js";
-import { checkReplay, UsageError } from "./args.js";
+import { checkReplay, oneLine, UsageError } from "./args.js";
 import { exitCodeHelp, exitCodes } from "./exit-codes.js";
 import {
   checkReplayFirst,
@@ -227,7 +227,7 @@ async function finish(outcome: GateOutcome, options: Output, io: Io, protocol = 
   }
   if (error !== undefined) {
     const hint = error.kind === "usage error" ? " (see --help)" : " — a bug in the gate: please report it";
-    io.err(`workqueue-conformance: ${error.kind}: ${error.message}${hint}\n`);
+    io.err(`workqueue-conformance: ${error.kind}: ${oneLine(error.message)}${hint}\n`);
   } else if (breach !== undefined) {
     const tail =
       breach.stderrTail === "" ? "" : `\n  its stderr ended with:\n${breach.stderrTail.replace(/^/gm, "    ")}`;
