@@ -16,7 +16,7 @@ import { connect, protocolLines } from "../protocol/driver.js";
 import { toJson } from "../report/json.js";
 import { toJunit } from "../report/junit.js";
 import type { GateOutcome } from "../report/outcome.js";
-import { formatReport } from "../report/text.js";
+import { formatReport, withoutEscapes } from "../report/text.js";
 import { checkReplay, oneLine, UsageError } from "./args.js";
 import { exitCodeHelp, exitCodes } from "./exit-codes.js";
 import {
@@ -65,6 +65,8 @@ export interface Io {
   readonly err: (text: string) => void;
   /** Whether a live progress line is wanted: a terminal, and not CI. */
   readonly progress: boolean;
+  /** Whether the reader asked for no escape codes (`TERM=dumb`, `NO_COLOR`): none from the implementation either. */
+  readonly plain?: boolean;
 }
 
 /** A live progress line on stderr: runs done, and commands per second. */
@@ -229,8 +231,8 @@ async function finish(outcome: GateOutcome, options: Output, io: Io, protocol = 
     const hint = error.kind === "usage error" ? " (see --help)" : " — a bug in the gate: please report it";
     io.err(`workqueue-conformance: ${error.kind}: ${oneLine(error.message)}${hint}\n`);
   } else if (breach !== undefined) {
-    const tail =
-      breach.stderrTail === "" ? "" : `\n  its stderr ended with:\n${breach.stderrTail.replace(/^/gm, "    ")}`;
+    const stderr = io.plain === true ? withoutEscapes(breach.stderrTail) : breach.stderrTail;
+    const tail = stderr === "" ? "" : `\n  its stderr ended with:\n${stderr.replace(/^/gm, "    ")}`;
     io.out(`✗ the implementation broke the protocol (${breach.kind}): ${breach.message}${tail}\n`);
   } else if (report !== undefined) {
     io.out(`${formatReport(report, options.replay ?? ((token) => token))}\n`);

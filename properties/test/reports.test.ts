@@ -94,6 +94,27 @@ describe("each outcome has its exit code, and both reports are written and valid
     expect(xml).toContain('name="robust profile conforms to docs/spec.md"');
   });
 
+  test.each([
+    ["TERM=dumb", { TERM: "dumb" }],
+    ["NO_COLOR", { NO_COLOR: "1", TERM: "xterm-256color" }],
+  ])("with %s, the stderr tail the gate prints holds no escape codes", (_, env) => {
+    const bin = join(root, "dist/properties/cli/bin.js");
+    const run = (plain: Record<string, string>) => {
+      const { NO_COLOR, TERM, ...rest } = process.env;
+      const options = { encoding: "utf8", env: { ...rest, ...plain } } as const;
+      return spawnSync("node", [bin, "--runs", "20", ...broken("colour")], options);
+    };
+    const coloured = run({ TERM: "xterm-256color" });
+    expect([coloured.status, coloured.stdout]).toEqual([3, expect.stringContaining("\u001b[31mTraceback")]);
+    const plain = run(env);
+    expect([plain.status, plain.stdout]).toEqual([
+      3,
+      expect.stringContaining("    Traceback (most recent call last):\n"),
+    ]);
+    expect(plain.stdout).toContain("KeyError: <\"a\" & 'b'>");
+    expect(`${plain.stdout}${plain.stderr}`).not.toContain("\u001b");
+  });
+
   test("a replay token that is not one: exit 2, one line, and the reports say usage error", async () => {
     // Read before anything starts: the command is never run.
     const { code, err } = await gate("--replay=abc", "--", "no-such-command-here");
