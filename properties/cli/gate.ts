@@ -126,8 +126,26 @@ async function open(options: GateOptions): Promise<{
   };
 }
 
-/** Runs the gate with `argv` (the arguments after the program name) and returns the exit code. */
+/**
+ * Runs the gate with `argv` (the arguments after the program name) and returns the exit code. It never throws: an
+ * error that escapes the run, as when a writer of `io` throws, is a bug in the gate, exit code 4, said in one line.
+ */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
+  try {
+    return await run(argv, io);
+  } catch (error) {
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    try {
+      io.err(`workqueue-conformance: internal error: ${oneLine(message)} — a bug in the gate: please report it\n`);
+    } catch {
+      // the writer is what failed: the exit code still says it
+    }
+    return exitCodes["internal error"];
+  }
+}
+
+/** Runs the gate: {@link main}, but for the errors that escape it. */
+async function run(argv: readonly string[], io: Io): Promise<number> {
   let options: ReturnType<typeof parseGate>;
   try {
     options = parseGate(argv);

@@ -175,6 +175,38 @@ describe("each outcome has its exit code, and both reports are written and valid
     ]);
   });
 
+  test.each([
+    ["revoked-proxy.mjs", /^the factory answered a value that threw TypeError: .*revoked when its `then` was read$/],
+    ["revoked-view.mjs", /^size after [a-z]+\(.*\) threw TypeError: .*revoked$/],
+  ])("a queue that throws when read (%s, a revoked Proxy): exit 3, saying what threw", async (module, message) => {
+    const { code, json } = await reported("--runs", "5", "--module", fixture(module));
+    expect([code, json.breach.kind, json.breach.message]).toEqual([3, "threw", expect.stringMatching(message)]);
+  });
+
+  test("a bug in the gate during the check, here a writer of its progress line that throws: exit 4, and the JSON report says so", async () => {
+    const out: string[] = [];
+    const err = (text: string) => {
+      if (text.includes(" runs · ")) throw new Error("the progress line cannot be written");
+    };
+    const argv = ["--json", "--runs", "5", "--module", fixture("reference.mjs")];
+    const code = await main(argv, { out: (t) => out.push(t), err, progress: true });
+    const json = JSON.parse(out.join(""));
+    expect(validateJson(json), JSON.stringify(validateJson.errors)).toBe(true);
+    expect([code, json.verdict, json.error]).toEqual([
+      4,
+      "internal error",
+      { kind: "internal error", message: "Error: the progress line cannot be written" },
+    ]);
+  });
+
+  test("a bug in the gate that escapes the run, here writers that always throw: exit 4, never a raw error", async () => {
+    const throws = () => {
+      throw new Error("the output is closed");
+    };
+    const argv = ["--runs", "5", "--module", fixture("reference.mjs")];
+    await expect(main(argv, { out: throws, err: throws, progress: false })).resolves.toBe(4);
+  });
+
   test("an in-process call that never settles: exit 3 once --timeout passes, with the reports written", async () => {
     const { code, json } = await reported(
       "--timeout",
