@@ -134,13 +134,14 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   try {
     return await run(argv, io);
   } catch (error) {
-    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    const [{ error: said }, code] = classify(error);
+    const hint = code === exitCodes["usage error"] ? " (see --help)" : " — a bug in the gate: please report it";
     try {
-      io.err(`workqueue-conformance: internal error: ${oneLine(message)} — a bug in the gate: please report it\n`);
+      io.err(`workqueue-conformance: ${said?.kind}: ${oneLine(said?.message ?? "")}${hint}\n`);
     } catch {
       // the writer is what failed: the exit code still says it
     }
-    return exitCodes["internal error"];
+    return code;
   }
 }
 
@@ -160,6 +161,23 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
   if (options.help) {
     io.out(`${"version" in options ? version() : usage}\n`);
     return exitCodes.conforms;
+  }
+  if (options.junit !== undefined) {
+    // Before anything starts: a report that cannot be written is a usage error, not one found after the check.
+    const unwritable = await writeJunit(options.junit, "").then(
+      () => undefined,
+      (error: UsageError) => error,
+    );
+    if (unwritable !== undefined) {
+      const outcome = {
+        target: options.module ?? options.command.join(" "),
+        profile: options.check.profile,
+        error: { kind: "usage error", message: unwritable.message } as const,
+        durationMs: 0,
+        exitCode: exitCodes["usage error"],
+      };
+      return finish(outcome, { json: options.json, junit: undefined }, io);
+    }
   }
   const start = performance.now();
   const outcome = (result: Pick<GateOutcome, "report" | "breach" | "error">, exitCode: number): GateOutcome => ({
@@ -226,6 +244,17 @@ function version(): string {
   return "workqueue-spec (version unknown)";
 }
 
+/**
+ * Writes the JUnit report to `path`.
+ *
+ * @throws UsageError when it cannot: the path is the user's to fix.
+ */
+function writeJunit(path: string, text: string): Promise<void> {
+  return writeFile(path, text).catch((error: Error) => {
+    throw new UsageError(`--junit: cannot write the report: ${oneLine(error.message)}`);
+  });
+}
+
 /** Where the outcome goes, and how a replay is worded. */
 interface Output {
   /** `--json`: print the outcome as JSON instead of text. */
@@ -240,7 +269,7 @@ interface Output {
 async function finish(outcome: GateOutcome, options: Output, io: Io, protocol = false): Promise<number> {
   const { report, breach, error } = outcome;
   const lines = protocol && report?.counterexample !== undefined ? protocolLines(report.counterexample) : undefined;
-  if (options.junit !== undefined) await writeFile(options.junit, toJunit(outcome));
+  if (options.junit !== undefined) await writeJunit(options.junit, toJunit(outcome));
   if (options.json) {
     io.out(`${JSON.stringify(toJson(outcome, lines), null, 2)}\n`);
     return outcome.exitCode;

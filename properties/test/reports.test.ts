@@ -207,6 +207,16 @@ describe("each outcome has its exit code, and both reports are written and valid
     await expect(main(argv, { out: throws, err: throws, progress: false })).resolves.toBe(4);
   });
 
+  test("a --junit file that cannot be written: exit 2 before anything starts, one line naming it", async () => {
+    const file = join(scratch, "no-such-folder", "report.xml");
+    const { code, out, err } = await gate("--junit", file, "--module", fixture("reference.mjs"));
+    expect([code, out, err]).toEqual([
+      2,
+      "",
+      `workqueue-conformance: usage error: --junit: cannot write the report: ENOENT: no such file or directory, open '${file}' (see --help)\n`,
+    ]);
+  });
+
   test("an in-process call that never settles: exit 3 once --timeout passes, with the reports written", async () => {
     const { code, json } = await reported(
       "--timeout",
