@@ -316,6 +316,17 @@ describe("a replay token made under other options is a usage error naming the op
     ]);
   });
 
+  test("over the protocol, the implementation's features are compared once it has announced them", async () => {
+    const first = await gate("--profile", "contract", "--runs", "300", ...serve("lostDirtyMark"));
+    const token = /--replay=(\S+)/.exec(first.out)?.[1] ?? "";
+    const python = ["--", "python3", join(root, "examples/python/workqueue.py")];
+    const { code, err } = await gate("--profile", "contract", `--replay=${token}`, ...python);
+    expect([code, err]).toEqual([
+      2,
+      'workqueue-conformance: usage error: --replay: the token was made with no "shutdown" feature, but this run has the "shutdown" feature: give the options that made it (see --help)\n',
+    ]);
+  });
+
   test("npm start: exit 2, one line, and nothing checked", async () => {
     const start = join(root, "dist/properties/cli/start.js");
     const { status, stdout, stderr } = spawnSync("node", [start, `--replay=${await made}`], { encoding: "utf8" });
