@@ -1,11 +1,12 @@
 /**
  * The one argument parser of the command-line entry points: `node:util`'s `parseArgs` for the syntax, and the
  * options every check shares (`--profile`, `--runs`, `--seed`, `--replay`, `--max-commands`) read and checked in one
- * place. A bad value is a {@link UsageError} naming the option and the value.
+ * place. A bad value is a {@link UsageError} naming the option and the value; so is a `--replay` token made under
+ * other options, checked before anything is started.
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { Profile } from "../engine/commands.js";
-import { decodeReplay } from "../engine/replay.js";
+import { decodeReplay, differingOption, type ReplayOptions } from "../engine/replay.js";
 
 /** A bad command line: the entry point prints its message and "see --help", and exits with the usage-error code. */
 export class UsageError extends Error {
@@ -36,17 +37,36 @@ export interface CheckArguments {
   readonly maxCommands: number | undefined;
 }
 
-/** Parses `args` with `options` (which include {@link checkOptions}); a syntax error becomes a {@link UsageError}. */
+/**
+ * Parses `args` with `options` (which include {@link checkOptions}); a syntax error becomes a {@link UsageError} of
+ * one line. A negative number after an option that takes a value is its value (`--seed -11111`), which `parseArgs`
+ * would refuse as ambiguous.
+ */
 export function parse<O extends NonNullable<ParseArgsConfig["options"]>>(
   args: readonly string[],
   options: O,
   allowPositionals = false,
 ): ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: boolean; strict: true }>> {
-  try {
-    return parseArgs({ args: [...args], options, allowPositionals, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    const next = args[i + 1];
+    const takesValue = arg.startsWith("--") && options[arg.slice(2)]?.type === "string";
+    if (takesValue && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else joined.push(arg);
   }
+  try {
+    return parseArgs({ args: joined, options, allowPositionals, strict: true });
+  } catch (error) {
+    throw new UsageError(oneLine((error as Error).message));
+  }
+}
+
+/** `message` on one line: `parseArgs` and module loaders write some on several. */
+export function oneLine(message: string): string {
+  return message.replace(/\s*\n\s*/g, " ");
 }
 
 /** A positive integer option, or `undefined` when it is not given. */
@@ -88,4 +108,32 @@ export function checkArguments(
     replay: replayToken(values.replay as string | undefined),
     maxCommands: positive("max-commands", values["max-commands"] as string | undefined),
   };
+}
+
+/** How an entry point shows an option a replay token carries, with a value: `--max-commands 12`, `no --shutdown`. */
+export type ReplayOptionNames = { readonly [K in keyof ReplayOptions]?: (value: ReplayOptions[K]) => string };
+
+/** The names of the options a token carries that every entry point spells the same. */
+export const sharedReplayNames = {
+  profile: (value) => `--profile ${value}`,
+  maxCommands: (value) => (value === null ? "no --max-commands" : `--max-commands ${value}`),
+} as const satisfies ReplayOptionNames;
+
+/**
+ * Refuses a `--replay` token made under other options than `options`, the ones the entry point knows before it
+ * starts anything (over the protocol, the implementation's features come later).
+ *
+ * @throws UsageError naming the first option that differs as `names` spells it (as the token's field otherwise),
+ * with the token's value and this run's.
+ */
+export function checkReplay(token: string | undefined, options: Partial<ReplayOptions>, names: ReplayOptionNames) {
+  if (token === undefined) return;
+  const replay = decodeReplay(token);
+  const key = differingOption(replay, options);
+  if (key === undefined) return;
+  const name = names[key] as ((value: unknown) => string) | undefined;
+  const show = name ?? ((value: unknown) => `${key} ${JSON.stringify(value)}`);
+  throw new UsageError(
+    `--replay: the token was made with ${show(replay[key])}, but this run has ${show(options[key])}: give the options that made it`,
+  );
 }

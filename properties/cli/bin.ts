@@ -13,15 +13,13 @@ if (missing.length > 0) {
   code = exitCodes["usage error"];
 } else {
   const { main } = await import("./gate.js"); // after the check: its imports need the peers
+  const plain = process.env.TERM === "dumb" || process.env.NO_COLOR !== undefined;
   const io = {
     out: (text: string) => process.stdout.write(text),
     err: (text: string) => process.stderr.write(text),
     // A live line needs a terminal that understands `\r` and erase-line, and a user who did not ask for plain text.
-    progress:
-      process.stderr.isTTY === true &&
-      process.env.CI === undefined &&
-      process.env.TERM !== "dumb" &&
-      process.env.NO_COLOR === undefined,
+    progress: process.stderr.isTTY === true && process.env.CI === undefined && !plain,
+    plain,
   };
   code = await main(process.argv.slice(2), io);
 }

@@ -14,7 +14,9 @@ export const exitCodes = {
 export const exitCodeHelp = `exit codes:
   0  conforms
   1  does not conform (the counterexample is printed)
-  2  usage error: a bad option or replay token, a command or module that cannot be started or loaded
+  2  usage error: a bad option or replay token, a command or module that cannot be started or loaded, a --junit
+     file that cannot be written
   3  the implementation broke the protocol or could not be driven: it crashed, timed out, printed a malformed
-     reply or exited early; in process, its factory or a view threw, a call never settled, or a verb is missing
-  4  internal error: a bug in the gate (please report it)`;
+     reply or exited early; in process, its factory or a view threw, the queue threw when read (a revoked
+     Proxy), a call never settled, or a verb is missing
+  4  internal error: a bug in the gate, said in one line (please report it)`;

@@ -6,21 +6,28 @@
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { ProtocolBreach, StartError } from "../engine/breach.js";
-import type { Profile } from "../engine/commands.js";
-import { type ConformanceOptions, checkConformance, checkDriver } from "../engine/conformance.js";
+import { type ConformanceOptions, checkConformance, checkDriver, replayOptionsOf } from "../engine/conformance.js";
 import { type Driver, inProcess } from "../engine/driver.js";
 import { OptionError } from "../engine/errors.js";
 import { loadFactory } from "../engine/load.js";
 import { plural } from "../engine/render.js";
 import type { SubjectFactory } from "../engine/subject.js";
-import { anyItems, stringItems } from "../engine/universes.js";
 import { connect, protocolLines } from "../protocol/driver.js";
 import { toJson } from "../report/json.js";
 import { toJunit } from "../report/junit.js";
 import type { GateOutcome } from "../report/outcome.js";
-import { formatReport } from "../report/text.js";
-import { checkArguments, checkOptions, parse, positive, UsageError } from "./args.js";
+import { formatReport, withoutEscapes } from "../report/text.js";
+import { checkReplay, oneLine, UsageError } from "./args.js";
 import { exitCodeHelp, exitCodes } from "./exit-codes.js";
+import {
+  checkReplayFirst,
+  type GateOptions,
+  parseGate,
+  planned,
+  replayCommand,
+  replayNames,
+  salvage,
+} from "./gate-options.js";
 
 export const usage = `usage: workqueue-conformance [options] -- <command> [args…]
        workqueue-conformance [options] --module <file>
@@ -58,46 +65,8 @@ export interface Io {
   readonly err: (text: string) => void;
   /** Whether a live progress line is wanted: a terminal, and not CI. */
   readonly progress: boolean;
-}
-
-/** The parsed command line. */
-function parseGate(argv: readonly string[]) {
-  const split = argv.indexOf("--");
-  const { values, positionals } = parse(
-    split < 0 ? argv : argv.slice(0, split),
-    {
-      ...checkOptions,
-      timeout: { type: "string" },
-      lockstep: { type: "boolean" },
-      shutdown: { type: "boolean" },
-      time: { type: "boolean" },
-      json: { type: "boolean" },
-      junit: { type: "string" },
-      module: { type: "string" },
-      version: { type: "boolean" },
-    },
-    true,
-  );
-  const command = split < 0 ? [] : argv.slice(split + 1);
-  if (values.help) return { help: true as const };
-  if (values.version) return { help: true as const, version: true };
-  if (positionals.length > 0) throw new UsageError(`unexpected \`${positionals[0]}\`: put the command after \`--\``);
-  if (command.length > 0 === (values.module !== undefined)) {
-    throw new UsageError("give either `-- <command> [args…]` or `--module <file>`, not both and not neither");
-  }
-  const check = checkArguments(values, 100);
-  return {
-    help: false as const,
-    command,
-    module: values.module,
-    json: values.json ?? false,
-    junit: values.junit,
-    pipeline: !(values.lockstep ?? false),
-    shutDown: values.shutdown ?? false,
-    time: values.time ?? false,
-    timeoutMs: positive("timeout", values.timeout) ?? 5000,
-    check: { ...check, profile: check.profile ?? ("robust" as Profile) },
-  };
+  /** Whether the reader asked for no escape codes (`TERM=dumb`, `NO_COLOR`): none from the implementation either. */
+  readonly plain?: boolean;
 }
 
 /** A live progress line on stderr: runs done, and commands per second. */
@@ -114,15 +83,12 @@ function progressLine(io: Io, total: number): ConformanceOptions["onProgress"] {
   };
 }
 
-/** The parsed options of a run of the gate. */
-type Options = Exclude<ReturnType<typeof parseGate>, { help: true }>;
-
 /**
  * Connects what the options name: a child process over the protocol, or a module in process.
  *
  * @throws StartError when it cannot be started or loaded; ProtocolBreach when it fails the handshake.
  */
-async function open(options: Options): Promise<{
+async function open(options: GateOptions): Promise<{
   driver: Driver & { close?: () => Promise<void> };
   described: string;
   check: ConformanceOptions;
@@ -138,7 +104,7 @@ async function open(options: Options): Promise<{
     return {
       driver,
       described: `${options.module}, in process`,
-      check: { shutDown: options.shutDown, time: options.time, items: anyItems },
+      check: planned(options),
       protocol: false,
       factory,
     };
@@ -147,10 +113,8 @@ async function open(options: Options): Promise<{
   const driver = await connect(command, args, { timeoutMs: options.timeoutMs, pipeline: options.pipeline });
   const how = options.pipeline ? "pipelined" : "in lock step";
   const features = driver.features.length === 0 ? "" : `, features ${driver.features.join(", ")}`;
-  // Over the wire, items are JSON strings and maxRetries a JSON integer; shutdown follows the announced feature.
   const check = {
-    items: { ...stringItems, name: "protocol v1 strings", invalid: [] },
-    finiteMaxRetries: true,
+    ...planned(options),
     shutDown: driver.features.includes("shutdown"),
     time: driver.features.includes("time"),
   };
@@ -162,19 +126,58 @@ async function open(options: Options): Promise<{
   };
 }
 
-/** Runs the gate with `argv` (the arguments after the program name) and returns the exit code. */
+/**
+ * Runs the gate with `argv` (the arguments after the program name) and returns the exit code. It never throws: an
+ * error that escapes the run, as when a writer of `io` throws, is a bug in the gate, exit code 4, said in one line.
+ */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
+  try {
+    return await run(argv, io);
+  } catch (error) {
+    const [{ error: said }, code] = classify(error);
+    const hint = code === exitCodes["usage error"] ? " (see --help)" : " — a bug in the gate: please report it";
+    try {
+      io.err(`workqueue-conformance: ${said?.kind}: ${oneLine(said?.message ?? "")}${hint}\n`);
+    } catch {
+      // the writer is what failed: the exit code still says it
+    }
+    return code;
+  }
+}
+
+/** Runs the gate: {@link main}, but for the errors that escape it. */
+async function run(argv: readonly string[], io: Io): Promise<number> {
   let options: ReturnType<typeof parseGate>;
   try {
     options = parseGate(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    io.err(`workqueue-conformance: ${error.message} (see --help)\n`);
-    return exitCodes["usage error"];
+    // Reported where the reports were asked for, when the command line says where.
+    const { json, junit, target, profile } = salvage(argv);
+    const usageError = { kind: "usage error", message: error.message } as const;
+    const outcome = { target, profile, error: usageError, durationMs: 0, exitCode: exitCodes["usage error"] };
+    return finish(outcome, { json, junit }, io);
   }
   if (options.help) {
     io.out(`${"version" in options ? version() : usage}\n`);
     return exitCodes.conforms;
+  }
+  if (options.junit !== undefined) {
+    // Before anything starts: a report that cannot be written is a usage error, not one found after the check.
+    const unwritable = await writeJunit(options.junit, "").then(
+      () => undefined,
+      (error: UsageError) => error,
+    );
+    if (unwritable !== undefined) {
+      const outcome = {
+        target: options.module ?? options.command.join(" "),
+        profile: options.check.profile,
+        error: { kind: "usage error", message: unwritable.message } as const,
+        durationMs: 0,
+        exitCode: exitCodes["usage error"],
+      };
+      return finish(outcome, { json: options.json, junit: undefined }, io);
+    }
   }
   const start = performance.now();
   const outcome = (result: Pick<GateOutcome, "report" | "breach" | "error">, exitCode: number): GateOutcome => ({
@@ -187,6 +190,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   let opened: Awaited<ReturnType<typeof open>> | undefined;
   let result: GateOutcome;
   try {
+    checkReplayFirst(options);
     opened = await open(options);
     const checked = {
       ...options.check,
@@ -194,6 +198,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       timeoutMs: options.timeoutMs,
       onProgress: progressLine(io, options.check.runs),
     };
+    checkReplay(options.check.replay, replayOptionsOf(checked), replayNames(opened.protocol));
     const report =
       opened.factory === undefined
         ? await checkDriver(opened.driver, checked)
@@ -206,7 +211,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     await opened?.driver.close?.();
   }
   if (!options.json && opened !== undefined) io.out(`workqueue-conformance: ${opened.described}\n`);
-  return finish(result, options, io, opened?.protocol === true);
+  const replay = (token: string) => replayCommand(options, token);
+  return finish(result, { ...options, replay }, io, opened?.protocol === true);
 }
 
 /**
@@ -238,24 +244,45 @@ function version(): string {
   return "workqueue-spec (version unknown)";
 }
 
+/**
+ * Writes the JUnit report to `path`.
+ *
+ * @throws UsageError when it cannot: the path is the user's to fix.
+ */
+function writeJunit(path: string, text: string): Promise<void> {
+  return writeFile(path, text).catch((error: Error) => {
+    throw new UsageError(`--junit: cannot write the report: ${oneLine(error.message)}`);
+  });
+}
+
+/** Where the outcome goes, and how a replay is worded. */
+interface Output {
+  /** `--json`: print the outcome as JSON instead of text. */
+  readonly json: boolean;
+  /** `--junit FILE`. */
+  readonly junit: string | undefined;
+  /** The command that replays a token; a check that ran has one. */
+  readonly replay?: (token: string) => string;
+}
+
 /** Prints the outcome in the chosen format, writes the JUnit file if asked, and returns the exit code. */
-async function finish(outcome: GateOutcome, options: Options, io: Io, protocol: boolean): Promise<number> {
+async function finish(outcome: GateOutcome, options: Output, io: Io, protocol = false): Promise<number> {
   const { report, breach, error } = outcome;
   const lines = protocol && report?.counterexample !== undefined ? protocolLines(report.counterexample) : undefined;
-  if (options.junit !== undefined) await writeFile(options.junit, toJunit(outcome));
+  if (options.junit !== undefined) await writeJunit(options.junit, toJunit(outcome));
   if (options.json) {
     io.out(`${JSON.stringify(toJson(outcome, lines), null, 2)}\n`);
     return outcome.exitCode;
   }
   if (error !== undefined) {
     const hint = error.kind === "usage error" ? " (see --help)" : " — a bug in the gate: please report it";
-    io.err(`workqueue-conformance: ${error.kind}: ${error.message}${hint}\n`);
+    io.err(`workqueue-conformance: ${error.kind}: ${oneLine(error.message)}${hint}\n`);
   } else if (breach !== undefined) {
-    const tail =
-      breach.stderrTail === "" ? "" : `\n  its stderr ended with:\n${breach.stderrTail.replace(/^/gm, "    ")}`;
+    const stderr = io.plain === true ? withoutEscapes(breach.stderrTail) : breach.stderrTail;
+    const tail = stderr === "" ? "" : `\n  its stderr ended with:\n${stderr.replace(/^/gm, "    ")}`;
     io.out(`✗ the implementation broke the protocol (${breach.kind}): ${breach.message}${tail}\n`);
   } else if (report !== undefined) {
-    io.out(`${formatReport(report, (token) => replayCommand(options, token))}\n`);
+    io.out(`${formatReport(report, options.replay ?? ((token) => token))}\n`);
     if (lines !== undefined) {
       io.out(`  as protocol v1 requests, to paste into a unit test of the implementation:\n`);
       io.out(`${lines.map((line) => `    ${line}`).join("\n")}\n`);
@@ -265,25 +292,4 @@ async function finish(outcome: GateOutcome, options: Options, io: Io, protocol: 
     io.out(`  ${plural(report.commands, "command")} in ${seconds.toFixed(1)} s (${rate}/s)\n`);
   }
   return outcome.exitCode;
-}
-
-/**
- * The command that replays `token`, with every option that decides the run; `--replay=` so that nothing in the
- * token is read as an option.
- */
-function replayCommand(options: Options, token: string): string {
-  const words = ["workqueue-conformance", "--profile", options.check.profile];
-  if (options.check.maxCommands !== undefined) words.push("--max-commands", String(options.check.maxCommands));
-  if (options.module !== undefined && options.shutDown) words.push("--shutdown");
-  if (options.module !== undefined && options.time) words.push("--time");
-  if (!options.pipeline) words.push("--lockstep");
-  if (options.timeoutMs !== 5000) words.push("--timeout", String(options.timeoutMs));
-  words.push(`--replay=${token}`);
-  const target = options.module === undefined ? ["--", ...options.command] : ["--module", options.module];
-  return [...words, ...target.map(quote)].join(" ");
-}
-
-/** A word as a POSIX shell reads it: as it is when it is safe, else in single quotes. */
-function quote(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }

@@ -4,24 +4,63 @@
  */
 import { WorkQueue } from "../../src/index.js";
 import type { Profile } from "../engine/commands.js";
-import { checkConformance } from "../engine/conformance.js";
+import { type ConformanceOptions, checkConformance, replayOptionsOf } from "../engine/conformance.js";
 import { Coverage, reachable } from "../engine/coverage.js";
 import { plural } from "../engine/render.js";
+import { decodeReplay } from "../engine/replay.js";
 import { anyItems } from "../engine/universes.js";
 import { formatReport } from "../report/text.js";
-import { checkArguments, checkOptions, parse, UsageError } from "./args.js";
+import {
+  type CheckArguments,
+  checkArguments,
+  checkOptions,
+  checkReplay,
+  parse,
+  type ReplayOptionNames,
+  sharedReplayNames,
+  UsageError,
+} from "./args.js";
 import { exitCodeHelp, exitCodes } from "./exit-codes.js";
 
 const usage = `usage: npm start -- [--runs N] [--seed N] [--profile contract|robust] [--replay TOKEN] [--max-commands N]
 
 Checks the reference WorkQueue against the executable model of docs/spec.md, in both profiles unless --profile
-names one; every sequence may call shutDown. --replay takes the token a failed report prints.
+names one; every sequence may call shutDown. --replay takes the token a failed report prints, and checks the
+profile that made it.
 
 ${exitCodeHelp}`;
 
+/** How `npm start` names the options a replay token carries. */
+const startNames: ReplayOptionNames = {
+  ...sharedReplayNames,
+  shutDown: (on) => (on ? "shutDown (which npm start always checks)" : "no shutDown"),
+};
+
+/** The options of the check of `profile`. */
+function checkOf(options: CheckArguments, profile: Profile): ConformanceOptions {
+  return {
+    profile,
+    runs: options.runs,
+    seed: options.seed,
+    replay: options.replay,
+    maxCommands: options.maxCommands,
+    items: anyItems,
+    compareMessages: true,
+    shutDown: true,
+  };
+}
+
+/** The profiles to check: the one `--profile` names, the one a `--replay` token was made with, or both. */
+function profilesOf(options: CheckArguments): Profile[] {
+  if (options.profile !== undefined) return [options.profile];
+  if (options.replay !== undefined) return [decodeReplay(options.replay).profile as Profile];
+  return ["contract", "robust"];
+}
+
 /** Runs the check with `argv` and returns the exit code. */
 async function main(argv: readonly string[]): Promise<number> {
-  let options: ReturnType<typeof checkArguments>;
+  let options: CheckArguments;
+  let profiles: Profile[];
   try {
     const { values } = parse(argv, checkOptions);
     if (values.help) {
@@ -29,27 +68,20 @@ async function main(argv: readonly string[]): Promise<number> {
       return exitCodes.conforms;
     }
     options = checkArguments(values, 500);
+    profiles = profilesOf(options);
+    for (const profile of profiles) {
+      checkReplay(options.replay, replayOptionsOf(checkOf(options, profile)), startNames);
+    }
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     console.error(`npm start: ${error.message} (see --help)`);
     return exitCodes["usage error"];
   }
   console.log("workqueue-spec: the reference WorkQueue against the executable model of docs/spec.md\n");
-  const profiles: Profile[] = options.profile === undefined ? ["contract", "robust"] : [options.profile];
   let conforms = true;
   for (const profile of profiles) {
     const coverage = new Coverage();
-    const report = await checkConformance((o) => new WorkQueue(o), {
-      profile,
-      runs: options.runs,
-      seed: options.seed,
-      replay: options.replay,
-      maxCommands: options.maxCommands,
-      items: anyItems,
-      compareMessages: true,
-      coverage,
-      shutDown: true,
-    });
+    const report = await checkConformance((o) => new WorkQueue(o), { ...checkOf(options, profile), coverage });
     const again = options.maxCommands === undefined ? "" : ` --max-commands ${options.maxCommands}`;
     console.log(formatReport(report, (token) => `npm start -- --profile ${profile}${again} --replay=${token}`));
     const total = reachable(profile, { shutDown: true }).length;

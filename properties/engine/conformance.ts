@@ -241,8 +241,13 @@ function watched(driver: Driver, seen: Set<string>): Driver {
   };
 }
 
-/** The options of `options` that a replay token carries, with their defaults. */
-function replayOptionsOf(options: ConformanceOptions): ReplayOptions {
+/**
+ * The options of `options` that a replay token carries, with their defaults: what a command-line entry point checks
+ * a `--replay` token against before it starts anything.
+ *
+ * @internal
+ */
+export function replayOptionsOf(options: ConformanceOptions): ReplayOptions {
   return {
     profile: options.profile ?? "robust",
     shutDown: options.shutDown === true,

@@ -90,10 +90,34 @@ function read<V>(what: () => string, thunk: () => V): V {
   } catch (error) {
     throw new ProtocolBreach("threw", `${what()} threw ${showValue(error)}`, "");
   }
-  if (!isThenable(value)) return value;
+  let thenable: boolean;
+  try {
+    thenable = isThenable(value); // inline, not through `touch`: this runs for every view of every step
+  } catch (error) {
+    throw threwWhenRead(`${what()} answered a value that`, error, "then");
+  }
+  if (!thenable) return value;
   return Promise.resolve(value).catch((error: unknown) => {
     throw new ProtocolBreach("threw", `${what()} rejected with ${showValue(error)}`, "");
   }) as V;
+}
+
+/**
+ * Reads the property `name` of something the implementation made, with `read`: a queue or an answer that throws
+ * when read (a revoked `Proxy`, a getter that throws) is the implementation's doing, so the check stops with a
+ * `threw` breach naming it (`who` says whose property it is), not with an error of the gate.
+ */
+function touch<V>(read: () => V, who: string, name: string): V {
+  try {
+    return read();
+  } catch (error) {
+    throw threwWhenRead(who, error, name);
+  }
+}
+
+/** The `threw` breach of something of the implementation's (`who`) that threw `error` when its `name` was read. */
+function threwWhenRead(who: string, error: unknown, name: string): ProtocolBreach {
+  return new ProtocolBreach("threw", `${who} threw ${showValue(error)} when its \`${name}\` was read`, "");
 }
 
 /** The verbs every queue must offer ([docs/spec.md §4](../../docs/spec.md#§4)–[§8](../../docs/spec.md#§8)). */
@@ -200,15 +224,21 @@ export function inProcess<T>(
 ): Driver {
   const timeoutMs = options.timeoutMs ?? 5000;
   const ready = (subject: Subject<T>, clock: ClockModel | undefined): Observe => {
-    const missing = verbs.find((verb) => typeof (subject as Partial<Subject<T>> | null)?.[verb] !== "function");
+    const has = (name: string) =>
+      touch(
+        () => typeof (subject as unknown as Record<string, unknown> | null)?.[name] === "function",
+        "the factory's queue",
+        name,
+      );
+    const missing = verbs.find((verb) => !has(verb));
     if (missing !== undefined) {
       const what = typeof subject === "object" && subject !== null ? "a queue" : showValue(subject);
       throw new ProtocolBreach("missing verb", `the factory made ${what} without a \`${missing}\` method`, "");
     }
-    if (options.shutDown === true && typeof subject.shutDown !== "function") {
+    if (options.shutDown === true && !has("shutDown")) {
       throw new TypeError("Expected the factory's queues to offer `shutDown()`, as `options.shutDown` is true");
     }
-    if (clock !== undefined && typeof subject.addAfter !== "function") {
+    if (clock !== undefined && !has("addAfter")) {
       throw new ProtocolBreach(
         "missing verb",
         "the factory made a queue without an `addAfter` method, and time is checked",

@@ -122,16 +122,28 @@ export function decodeReplay(token: string): Replay {
 }
 
 /**
+ * The first option that `replay` was made with and `options` has otherwise, among those `options` gives (an entry
+ * point may know only some of them before it starts anything); `undefined` when they agree.
+ */
+export function differingOption(
+  replay: ReplayOptions,
+  options: Partial<ReplayOptions>,
+): keyof ReplayOptions | undefined {
+  return (Object.keys(optionNames) as (keyof ReplayOptions)[]).find(
+    (key) => key in options && replay[key] !== options[key],
+  );
+}
+
+/**
  * Checks that `replay` was made under `options`.
  *
  * @throws OptionError naming the first option that differs, with both values.
  */
 export function assertSameOptions(replay: ReplayOptions, options: ReplayOptions): void {
-  for (const key of Object.keys(optionNames) as (keyof ReplayOptions)[]) {
-    if (replay[key] === options[key]) continue;
-    const show = (value: unknown) => JSON.stringify(value);
-    throw new OptionError(
-      `The replay token was made with \`${optionNames[key]}\` ${show(replay[key])}, but this check has ${show(options[key])}: replay it with the options that made it`,
-    );
-  }
+  const key = differingOption(replay, options);
+  if (key === undefined) return;
+  const show = (value: unknown) => JSON.stringify(value);
+  throw new OptionError(
+    `The replay token was made with \`${optionNames[key]}\` ${show(replay[key])}, but this check has ${show(options[key])}: replay it with the options that made it`,
+  );
 }

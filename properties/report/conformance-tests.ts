@@ -20,6 +20,19 @@ export type TestFunction = (name: string, fn: () => Promise<void>, timeout?: num
 const timeoutMs = 120_000;
 
 /**
+ * The command that replays `token` in the test named `name`, to paste into a shell. Vitest reads `-t` as a regular
+ * expression: the name's metacharacters (the parentheses of "(contract profile)") are escaped, or the pattern would
+ * match nothing and the command would skip every test and pass; the end is anchored, so that a test whose name
+ * only begins the same ("… (with time)") does not run too; single quotes keep the shell off the pattern.
+ *
+ * @internal
+ */
+export function vitestReplay(name: string, token: string): string {
+  const pattern = `${name.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&")}$`;
+  return `WORKQUEUE_REPLAY=${token} npx vitest run -t '${pattern.replaceAll("'", "'\\''")}'`;
+}
+
+/**
  * Registers one test per profile that checks the queues `factory` makes against the model, and fails with the
  * counterexample and its replay token. Works with any runner whose `test(name, fn)` awaits `fn`.
  *
@@ -52,8 +65,7 @@ export function conformanceTests<T>(
         const report = await checkConformance(factory, { ...options, profile });
         if (report.verdict !== "conforms") {
           // The token carries the profile, so only the test of that profile may run it: `-t` picks that one.
-          const again = (token: string) => `WORKQUEUE_REPLAY=${token} npx vitest run -t "${name}"`;
-          throw new Error(formatReport(report, again));
+          throw new Error(formatReport(report, (token) => vitestReplay(name, token)));
         }
       },
       timeoutMs,

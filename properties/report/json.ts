@@ -5,10 +5,11 @@ import { showCall } from "../engine/render.js";
 import { type GateOutcome, verdictOf } from "./outcome.js";
 
 /** The version of the JSON report's format, `formatVersion` (see report.schema.json). */
-export const jsonFormatVersion = 1;
+export const jsonFormatVersion = 2;
 
 /**
- * The outcome as a JSON value, in the format of `report.schema.json`: an `undefined` answer has no `value` key, and
+ * The outcome as a JSON value, in the format of `report.schema.json`: an `undefined` answer has no `value` key (nor
+ * an unknown profile, after a usage error that left the command line unread), and
  * `Infinity` (a `maxRetries`) is the string `"Infinity"`, never JSON's `null`. `lines` are the counterexample as
  * protocol v1 requests and expected replies, over the protocol.
  */

@@ -13,7 +13,10 @@ export function toJunit(outcome: GateOutcome): string {
   const { report, breach, error } = outcome;
   const time = (outcome.durationMs / 1000).toFixed(3);
   const counterexample = report?.counterexample;
-  const name = `${outcome.profile} profile conforms to docs/spec.md`;
+  const name =
+    outcome.profile === undefined
+      ? "the command line names a check to run"
+      : `${outcome.profile} profile conforms to docs/spec.md`;
   const children: string[] = [];
   if (error !== undefined) {
     children.push(element("error", { type: error.kind, message: error.message }, error.message));

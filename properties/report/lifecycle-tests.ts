@@ -3,7 +3,7 @@
  */
 import { checkLifecycle, type LifecycleOptions } from "../engine/lifecycle.js";
 import type { LifecycleFactory } from "../engine/lifecycle-scenario.js";
-import type { TestFunction } from "./conformance-tests.js";
+import { type TestFunction, vitestReplay } from "./conformance-tests.js";
 import { formatLifecycleReport } from "./lifecycle-text.js";
 
 /** The timeout each test asks for, in milliseconds, from runners that take one (see `conformanceTests`). */
@@ -35,8 +35,7 @@ export function lifecycleTests(test: TestFunction, factory: LifecycleFactory, op
     async () => {
       const report = await checkLifecycle(factory, options);
       if (report.verdict !== "conforms") {
-        const again = (token: string) => `WORKQUEUE_REPLAY=${token} npx vitest run -t "${name}"`;
-        throw new Error(formatLifecycleReport(report, again));
+        throw new Error(formatLifecycleReport(report, (token) => vitestReplay(name, token)));
       }
     },
     timeoutMs,

@@ -8,8 +8,8 @@ import type { ConformanceReport } from "../engine/conformance.js";
 export interface GateOutcome {
   /** What was checked, in words: the command line or the module. */
   readonly target: string;
-  /** The profile that was (to be) checked. */
-  readonly profile: string;
+  /** The profile that was (to be) checked; unknown when the command line could not be read. */
+  readonly profile?: string | undefined;
   /** The report, when the check ran to its end. */
   readonly report?: ConformanceReport | undefined;
   /** The breach, when the implementation broke the protocol. */

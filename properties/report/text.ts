@@ -100,3 +100,18 @@ export function formatReport(report: ConformanceReport, replay: (token: string) 
     `  replay: ${replay(counterexample.replay)}${without}`,
   ].join("\n");
 }
+
+/**
+ * `text` without terminal escape sequences (colours, cursor moves, titles) or other control characters but tab and
+ * newline, for a reader who asked for plain text (`TERM=dumb`, `NO_COLOR`): what an implementation printed to its
+ * stderr is shown as its words alone.
+ */
+export function withoutEscapes(text: string): string {
+  return (
+    text
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: matching the escape sequences is the point
+      .replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g, "")
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: so is matching the control characters left
+      .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, "")
+  );
+}

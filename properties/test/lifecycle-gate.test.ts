@@ -45,8 +45,8 @@ test("a failing lifecycle test names the rule, and its printed replay, pasted, f
   const { name, error } = await registered(factory);
   const message = error?.message ?? "";
   expect(message).toContain(`${lifecycleRules.fifo.name} (docs/spec.md ${lifecycleRules.fifo.rule})`);
-  const replay = /replay: WORKQUEUE_REPLAY=(\S+) npx vitest run -t "(.+)"$/m.exec(message);
-  expect(replay?.[2]).toBe(name);
+  const replay = /replay: WORKQUEUE_REPLAY=(\S+) npx vitest run -t '(.+)'$/m.exec(message);
+  expect(replay?.[2]).toBe(`${name}$`);
   vi.stubEnv("WORKQUEUE_REPLAY", replay?.[1] ?? "");
   const again = await checkLifecycle(factory);
   expect([again.verdict, again.runs, again.counterexample?.rule]).toEqual(["does not conform", 1, lifecycleRules.fifo]);

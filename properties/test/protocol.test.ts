@@ -3,7 +3,7 @@
  * processes — the Python example, wrong queues served over the wire, and implementations that break the protocol.
  * The wrong queues are served by the built `dist/properties/protocol/serve-module.js` (`npm test` builds first).
  */
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -184,6 +184,43 @@ describe("usage errors exit 2", () => {
     const { code, err } = await gate(...argv);
     expect(err).toContain(message);
     expect(code).toBe(2);
+  });
+
+  test.each([
+    [["--seed", "-x", "--", "python3"], "Option '--seed' argument is ambiguous. Did you forget"],
+    [["--module"], "Option '--module <value>' argument missing"],
+    [["--module", "no/such/module.mjs"], "Cannot find module"],
+  ])("%j: the message is one line, then see --help", async (argv, message) => {
+    const { code, err } = await gate(...argv);
+    expect([code, err.split("\n")]).toEqual([
+      2,
+      [expect.stringMatching(/^workqueue-conformance: usage error: .*\(see --help\)$/), ""],
+    ]);
+    expect(err).toContain(message);
+  });
+
+  test.each([
+    ["--seed", "-11111", /seed -11111/],
+    ["--runs", "-3", /--runs must be a positive integer, got `-3`/],
+    ["--max-commands", "-3", /--max-commands must be a positive integer, got `-3`/],
+    ["--timeout", "-3", /--timeout must be a positive integer, got `-3`/],
+  ])("a negative number is the value of %s, not an ambiguous option", async (option, value, said) => {
+    const runs = option === "--runs" ? [] : ["--runs", "5"];
+    const { out, err } = await gate(
+      option,
+      value,
+      ...runs,
+      "--module",
+      join(root, "properties/test/fixtures/reference.mjs"),
+    );
+    expect(`${out}${err}`).toMatch(said);
+  });
+
+  test("npm start takes a negative --seed", () => {
+    const start = join(root, "dist/properties/cli/start.js");
+    const argv = [start, "--seed", "-11111", "--runs", "5", "--profile", "contract"];
+    const { status, stdout } = spawnSync("node", argv, { encoding: "utf8" });
+    expect([status, stdout]).toEqual([expect.any(Number), expect.stringContaining("(seed -11111, ")]);
   });
 
   test("--help prints the usage and the exit codes, and exits 0", async () => {

@@ -4,6 +4,7 @@
  * implementation printed, and a printed replay works when pasted. `main` runs in this process; the
  * implementations are child processes or modules (`npm test` builds `dist/` first).
  */
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -59,7 +60,7 @@ describe("each outcome has its exit code, and both reports are written and valid
       "python3",
       join(root, "examples/python/workqueue.py"),
     );
-    expect([code, json.verdict, json.formatVersion]).toEqual([0, "conforms", 1]);
+    expect([code, json.verdict, json.formatVersion]).toEqual([0, "conforms", 2]);
     expect(xml).toContain('name="robust profile conforms to docs/spec.md"');
   });
 
@@ -93,19 +94,71 @@ describe("each outcome has its exit code, and both reports are written and valid
     expect(xml).toContain('name="robust profile conforms to docs/spec.md"');
   });
 
+  test.each([
+    ["TERM=dumb", { TERM: "dumb" }],
+    ["NO_COLOR", { NO_COLOR: "1", TERM: "xterm-256color" }],
+  ])("with %s, the stderr tail the gate prints holds no escape codes", (_, env) => {
+    const bin = join(root, "dist/properties/cli/bin.js");
+    const run = (plain: Record<string, string>) => {
+      const { NO_COLOR, TERM, ...rest } = process.env;
+      const options = { encoding: "utf8", env: { ...rest, ...plain } } as const;
+      return spawnSync("node", [bin, "--runs", "20", ...broken("colour")], options);
+    };
+    const coloured = run({ TERM: "xterm-256color" });
+    expect([coloured.status, coloured.stdout]).toEqual([3, expect.stringContaining("\u001b[31mTraceback")]);
+    const plain = run(env);
+    expect([plain.status, plain.stdout]).toEqual([
+      3,
+      expect.stringContaining("    Traceback (most recent call last):\n"),
+    ]);
+    expect(plain.stdout).toContain("KeyError: <\"a\" & 'b'>");
+    expect(`${plain.stdout}${plain.stderr}`).not.toContain("\u001b");
+  });
+
   test("a replay token that is not one: exit 2, one line, and the reports say usage error", async () => {
     // Read before anything starts: the command is never run.
     const { code, err } = await gate("--replay=abc", "--", "no-such-command-here");
     expect(code).toBe(2);
     expect(err.trim().split("\n")).toEqual([
-      expect.stringMatching(/^workqueue-conformance: --replay: Expected `replay` .*not a replay token \(see --help\)$/),
+      expect.stringMatching(
+        /^workqueue-conformance: usage error: --replay: Expected `replay` .*not a replay token \(see --help\)$/,
+      ),
     ]);
     const first = await gate("--profile", "contract", "--runs", "300", "--module", fixture("lost-dirty-mark.mjs"));
     const token = /--replay=(\S+)/.exec(first.out)?.[1] ?? "";
     const { json } = await reported("--replay", token, "--module", fixture("lost-dirty-mark.mjs"));
     expect([json.verdict, json.exitCode, json.error.kind]).toEqual(["usage error", 2, "usage error"]);
-    expect(json.error.message).toContain('made with `profile` "contract", but this check has "robust"');
+    expect(json.error.message).toBe(
+      "--replay: the token was made with --profile contract, but this run has --profile robust: give the options that made it",
+    );
   });
+
+  test.each([
+    [["--profile", "fast", "--module", "m.mjs"], "--profile must be contract or robust, got `fast`", undefined],
+    [
+      ["--bogus", "--profile", "contract", "--module", "m.mjs"],
+      /^Unknown option '--bogus'\. To specify a positional argument/,
+      "contract",
+    ],
+    [["--runs", "0", "--", "cmd"], "--runs must be a positive integer, got `0`", "robust"],
+    [
+      ["--profile", "contract"],
+      "give either `-- <command> [args…]` or `--module <file>`, not both and not neither",
+      "contract",
+    ],
+  ])(
+    "a command line the gate cannot run, %j: exit 2, and the reports say usage error",
+    async (argv, message, profile) => {
+      const { code, json, xml } = await reported(...argv);
+      expect([code, json.verdict, json.error, json.profile]).toEqual([
+        2,
+        "usage error",
+        { kind: "usage error", message: typeof message === "string" ? message : expect.stringMatching(message) },
+        profile,
+      ]);
+      expect(xml).toContain('<error type="usage error" message="');
+    },
+  );
 
   test("a module whose default export is a class: exit 2, naming the class", async () => {
     const { code, err } = await gate("--module", fixture("class-default.mjs"));
@@ -119,6 +172,48 @@ describe("each outcome has its exit code, and both reports are written and valid
       3,
       "threw",
       "the factory threw Error: cannot reach the database",
+    ]);
+  });
+
+  test.each([
+    ["revoked-proxy.mjs", /^the factory answered a value that threw TypeError: .*revoked when its `then` was read$/],
+    ["revoked-view.mjs", /^size after [a-z]+\(.*\) threw TypeError: .*revoked$/],
+  ])("a queue that throws when read (%s, a revoked Proxy): exit 3, saying what threw", async (module, message) => {
+    const { code, json } = await reported("--runs", "5", "--module", fixture(module));
+    expect([code, json.breach.kind, json.breach.message]).toEqual([3, "threw", expect.stringMatching(message)]);
+  });
+
+  test("a bug in the gate during the check, here a writer of its progress line that throws: exit 4, and the JSON report says so", async () => {
+    const out: string[] = [];
+    const err = (text: string) => {
+      if (text.includes(" runs · ")) throw new Error("the progress line cannot be written");
+    };
+    const argv = ["--json", "--runs", "5", "--module", fixture("reference.mjs")];
+    const code = await main(argv, { out: (t) => out.push(t), err, progress: true });
+    const json = JSON.parse(out.join(""));
+    expect(validateJson(json), JSON.stringify(validateJson.errors)).toBe(true);
+    expect([code, json.verdict, json.error]).toEqual([
+      4,
+      "internal error",
+      { kind: "internal error", message: "Error: the progress line cannot be written" },
+    ]);
+  });
+
+  test("a bug in the gate that escapes the run, here writers that always throw: exit 4, never a raw error", async () => {
+    const throws = () => {
+      throw new Error("the output is closed");
+    };
+    const argv = ["--runs", "5", "--module", fixture("reference.mjs")];
+    await expect(main(argv, { out: throws, err: throws, progress: false })).resolves.toBe(4);
+  });
+
+  test("a --junit file that cannot be written: exit 2 before anything starts, one line naming it", async () => {
+    const file = join(scratch, "no-such-folder", "report.xml");
+    const { code, out, err } = await gate("--junit", file, "--module", fixture("reference.mjs"));
+    expect([code, out, err]).toEqual([
+      2,
+      "",
+      `workqueue-conformance: usage error: --junit: cannot write the report: ENOENT: no such file or directory, open '${file}' (see --help)\n`,
     ]);
   });
 
@@ -192,5 +287,53 @@ describe("a printed replay works when pasted", () => {
     const again = await gate(...pasted(first.out));
     expect([again.code, counterexample(again.out)]).toEqual([1, counterexample(first.out)]);
     expect(counterexample(first.out)).toBeDefined();
+  });
+});
+
+describe("a replay token made under other options is a usage error naming the option, before anything starts", () => {
+  // Made in process with --shutdown and --max-commands 12; the targets below do not exist, so a check that started
+  // anything would fail otherwise.
+  const made = gate(
+    ...["--profile", "contract", "--max-commands", "12", "--shutdown", "--runs", "300"],
+    ...["--module", fixture("shut-down-only-sets-a-flag.mjs")],
+  ).then(({ out }) => /--replay=(\S+)/.exec(out)?.[1] ?? "");
+  const missing = ["--module", "no/such/module.mjs"];
+
+  test.each([
+    [["--max-commands", "12", "--shutdown", ...missing], "--profile contract, but this run has --profile robust"],
+    [["--profile", "contract", "--shutdown", ...missing], "--max-commands 12, but this run has no --max-commands"],
+    [["--profile", "contract", "--max-commands", "12", ...missing], "--shutdown, but this run has no --shutdown"],
+    [
+      ["--profile", "contract", "--max-commands", "12", "--", "no-such-command-here"],
+      "--module (items: any values), but this run has -- <command> (items: protocol v1 strings)",
+    ],
+  ])("workqueue-conformance %j: exit 2, one line", async (argv, differs) => {
+    const { code, out, err } = await gate(`--replay=${await made}`, ...argv);
+    expect([code, out, err]).toEqual([
+      2,
+      "",
+      `workqueue-conformance: usage error: --replay: the token was made with ${differs}: give the options that made it (see --help)\n`,
+    ]);
+  });
+
+  test("over the protocol, the implementation's features are compared once it has announced them", async () => {
+    const first = await gate("--profile", "contract", "--runs", "300", ...serve("lostDirtyMark"));
+    const token = /--replay=(\S+)/.exec(first.out)?.[1] ?? "";
+    const python = ["--", "python3", join(root, "examples/python/workqueue.py")];
+    const { code, err } = await gate("--profile", "contract", `--replay=${token}`, ...python);
+    expect([code, err]).toEqual([
+      2,
+      'workqueue-conformance: usage error: --replay: the token was made with no "shutdown" feature, but this run has the "shutdown" feature: give the options that made it (see --help)\n',
+    ]);
+  });
+
+  test("npm start: exit 2, one line, and nothing checked", async () => {
+    const start = join(root, "dist/properties/cli/start.js");
+    const { status, stdout, stderr } = spawnSync("node", [start, `--replay=${await made}`], { encoding: "utf8" });
+    expect([status, stdout, stderr]).toEqual([
+      2,
+      "",
+      "npm start: --replay: the token was made with --max-commands 12, but this run has no --max-commands: give the options that made it (see --help)\n",
+    ]);
   });
 });
