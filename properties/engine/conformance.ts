@@ -52,8 +52,8 @@ export interface ConformanceOptions {
   readonly maxCommands?: number | undefined;
   /**
    * Which shapes of sequence to draw: `few` items hit hard, `many` items in a queue dozens deep, `deep` runs of
-   * macro commands (bursts of up to ~6,000 items, holds, drains, cycles of up to ~23,000 calls, long failure
-   * streaks), `both` (few and many) or `all`. @defaultValue `"all"`
+   * macro commands (bursts of up to ~6,000 items, holds, drains, cycles of up to ~46,000 items taken and queued
+   * again, long failure streaks), `both` (few and many) or `all`. @defaultValue `"all"`
    */
   readonly shape?: Shape | "both" | "all" | undefined;
   /**
