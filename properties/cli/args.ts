@@ -1,7 +1,7 @@
 /**
  * The one argument parser of the command-line entry points: `node:util`'s `parseArgs` for the syntax, and the
- * options every check shares (`--profile`, `--runs`, `--seed`, `--replay`, `--max-commands`) read and checked in one
- * place. A bad value is a {@link UsageError} naming the option and the value.
+ * options every check shares (`--profile`, `--runs`, `--seed`, `--replay`, `--max-commands`, `--shrink-time-ms`)
+ * read and checked in one place. A bad value is a {@link UsageError} naming the option and the value.
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { Profile } from "../engine/commands.js";
@@ -19,6 +19,7 @@ export const checkOptions = {
   seed: { type: "string" },
   replay: { type: "string" },
   "max-commands": { type: "string" },
+  "shrink-time-ms": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -34,6 +35,8 @@ export interface CheckArguments {
   readonly replay: string | undefined;
   /** `--max-commands`, if given. */
   readonly maxCommands: number | undefined;
+  /** `--shrink-time-ms`, the shrinking budget, if given. */
+  readonly shrinkTimeMs: number | undefined;
 }
 
 /** Parses `args` with `options` (which include {@link checkOptions}); a syntax error becomes a {@link UsageError}. */
@@ -87,5 +90,6 @@ export function checkArguments(
     seed,
     replay: replayToken(values.replay as string | undefined),
     maxCommands: positive("max-commands", values["max-commands"] as string | undefined),
+    shrinkTimeMs: positive("shrink-time-ms", values["shrink-time-ms"] as string | undefined),
   };
 }

@@ -13,6 +13,7 @@ import { checkArguments, checkOptions, parse, UsageError } from "./args.js";
 import { exitCodeHelp, exitCodes } from "./exit-codes.js";
 
 const usage = `usage: npm start -- [--runs N] [--seed N] [--profile contract|robust] [--replay TOKEN] [--max-commands N]
+       [--shrink-time-ms N]
 
 Checks the reference WorkQueue against the executable model of docs/spec.md, in both profiles unless --profile
 names one; every sequence may call shutDown. --replay takes the token a failed report prints.
@@ -45,6 +46,7 @@ async function main(argv: readonly string[]): Promise<number> {
       seed: options.seed,
       replay: options.replay,
       maxCommands: options.maxCommands,
+      shrinkTimeMs: options.shrinkTimeMs,
       items: anyItems,
       compareMessages: true,
       coverage,
