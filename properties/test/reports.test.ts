@@ -75,8 +75,8 @@ describe("each outcome has its exit code, and both reports are written and valid
     expect(xml).toContain('<failure type="§10.3"');
   });
 
-  test("--shrink-time-ms sets the shrinking budget, which the JSON report gives with the time taken", async () => {
-    const { json } = await reported(
+  test("--shrink-time-ms sets the shrinking budget, which the JSON report gives with the time taken; JUnit names the items", async () => {
+    const { json, xml } = await reported(
       "--profile",
       "contract",
       "--runs",
@@ -87,6 +87,7 @@ describe("each outcome has its exit code, and both reports are written and valid
     );
     expect(json.counterexample).toMatchObject({ shrinkTimeMs: 60_000, minimal: true });
     expect(json.counterexample.shrinkMs).toBeLessThanOrEqual(60_000);
+    expect(xml).toContain('<property name="items" value="protocol v1 strings"/>');
     const bad = await gate("--shrink-time-ms", "0", "--", "no-such-command-here");
     expect([bad.code, bad.err.trim()]).toEqual([
       2,
