@@ -1,8 +1,8 @@
 /**
  * The one argument parser of the command-line entry points: `node:util`'s `parseArgs` for the syntax, and the
- * options every check shares (`--profile`, `--runs`, `--seed`, `--replay`, `--max-commands`) read and checked in one
- * place. A bad value is a {@link UsageError} naming the option and the value; so is a `--replay` token made under
- * other options, checked before anything is started.
+ * options every check shares (`--profile`, `--runs`, `--seed`, `--replay`, `--max-commands`, `--shrink-time-ms`)
+ * read and checked in one place. A bad value is a {@link UsageError} naming the option and the value; so is a
+ * `--replay` token made under other options, checked before anything is started.
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { Profile } from "../engine/commands.js";
@@ -20,6 +20,7 @@ export const checkOptions = {
   seed: { type: "string" },
   replay: { type: "string" },
   "max-commands": { type: "string" },
+  "shrink-time-ms": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -35,6 +36,8 @@ export interface CheckArguments {
   readonly replay: string | undefined;
   /** `--max-commands`, if given. */
   readonly maxCommands: number | undefined;
+  /** `--shrink-time-ms`, the shrinking budget, if given. */
+  readonly shrinkTimeMs: number | undefined;
 }
 
 /**
@@ -107,6 +110,7 @@ export function checkArguments(
     seed,
     replay: replayToken(values.replay as string | undefined),
     maxCommands: positive("max-commands", values["max-commands"] as string | undefined),
+    shrinkTimeMs: positive("shrink-time-ms", values["shrink-time-ms"] as string | undefined),
   };
 }
 

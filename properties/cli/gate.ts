@@ -43,6 +43,8 @@ options:
   --seed N                   the random seed (default: a fresh one, printed)
   --replay TOKEN             replay exactly one counterexample, from a failed report
   --max-commands N           the longest sequence (default: 100 with few items, 250 with many)
+  --shrink-time-ms N         how long shrinking a counterexample may take (default: 5000); when it runs out, the
+                             report gives the shortest found and says that it may not be minimal
   --timeout MS               how long to wait for each reply, or in process for each call and view to settle
                              (default: 5000; the handshake may take up to 30 s or this, if longer)
   --lockstep                 send one request at a time instead of a whole run at once

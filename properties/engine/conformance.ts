@@ -45,15 +45,15 @@ export interface ConformanceOptions {
   /**
    * How long shrinking a failure may take, in milliseconds. When it runs out, the report gives the shortest
    * counterexample found so far and says that it may not be minimal; its token still replays exactly that one.
-   * @defaultValue 5000
+   * @defaultValue 5000 ({@link defaultShrinkTimeMs})
    */
   readonly shrinkTimeMs?: number | undefined;
   /** The longest sequence. @defaultValue 100 calls with few items, 250 with many */
   readonly maxCommands?: number | undefined;
   /**
    * Which shapes of sequence to draw: `few` items hit hard, `many` items in a queue dozens deep, `deep` runs of
-   * macro commands (bursts of up to ~6,000 items, holds, drains, cycles of up to ~23,000 calls, long failure
-   * streaks), `both` (few and many) or `all`. @defaultValue `"all"`
+   * macro commands (bursts of up to ~6,000 items, holds, drains, cycles of up to ~46,000 items taken and queued
+   * again, long failure streaks), `both` (few and many) or `all`. @defaultValue `"all"`
    */
   readonly shape?: Shape | "both" | "all" | undefined;
   /**
@@ -163,6 +163,8 @@ export interface Counterexample {
   readonly minimal: boolean;
   /** How long shrinking took, in milliseconds. */
   readonly shrinkMs: number;
+  /** The shrinking budget it had, in milliseconds: the `shrinkTimeMs` option. */
+  readonly shrinkTimeMs: number;
   /** How many runs shrinking made, each on a fresh queue. */
   readonly shrinkRuns: number;
   /** How many calls those runs made. */
@@ -185,6 +187,13 @@ export const linearizable: Invariant = {
   rule: "§10.8",
   check: () => undefined,
 };
+
+/**
+ * The shrinking budget of a check that sets none, in milliseconds: a gate in CI must answer in seconds.
+ *
+ * @internal
+ */
+export const defaultShrinkTimeMs = 5000;
 
 /** The `replayPath` of a token that replays a run of overlapping calls rather than a sequence. */
 const overlapReplay = "overlapping";
@@ -358,12 +367,20 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
   const tokenOf = (fields: Pick<Replay, "path" | "replayPath" | "removals" | "minimal">) =>
     encodeReplay({ ...replayOptionsOf(options), seed, ...fields });
   const compare = { compareMessages: verifyOptions.compareMessages };
+  const budget = options.shrinkTimeMs ?? defaultShrinkTimeMs;
   // Before the survey, and before a replay too, so that a replay of its counterexample reports it again.
   const shared = await probeIndependence(driver, (options.items ?? stringItems).few, compare);
   if (shared !== undefined) {
     runs += 2;
     commands += 2 * shared.plan.length;
-    const unshrunk = { shrinks: 0, minimal: false, shrinkMs: 0, shrinkRuns: 0, shrinkCommands: 0 };
+    const unshrunk = {
+      shrinks: 0,
+      minimal: false,
+      shrinkMs: 0,
+      shrinkTimeMs: budget,
+      shrinkRuns: 0,
+      shrinkCommands: 0,
+    };
     const again = tokenOf({ path: "0", replayPath: "", removals: 0, minimal: false });
     const counterexample = { ...shared.violation, ...unshrunk, replay: again };
     return { ...report(), runs, commands, verdict: "does not conform", counterexample };
@@ -398,7 +415,6 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     if (violation !== undefined) throw new ViolationError(violation);
   });
   const path = replay?.path ?? String(surveyed?.failing);
-  const budget = options.shrinkTimeMs ?? 5000;
   const shrinkStart = performance.now();
   // fast-check's shrinking has no bound of its own: the time limit interrupts it with the best counterexample so
   // far, whose path replays it exactly (a replay follows the path and does not shrink again).
@@ -419,6 +435,7 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
       shrinks: 0,
       minimal: false,
       shrinkMs: performance.now() - shrinkStart,
+      shrinkTimeMs: budget,
       shrinkRuns,
       shrinkCommands,
     };
@@ -459,6 +476,7 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     shrinks: details.numShrinks + minimized.removals,
     minimal,
     shrinkMs: performance.now() - shrinkStart,
+    shrinkTimeMs: budget,
     shrinkRuns: shrinkRuns + minimized.runs + diagnosed.runs,
     shrinkCommands: shrinkCommands + minimized.commands + diagnosed.commands,
     replay: again,
@@ -569,6 +587,7 @@ function overlapReport(
     shrinks: found.shrinks,
     minimal: found.minimal,
     shrinkMs: found.shrinkMs,
+    shrinkTimeMs: options.shrinkTimeMs ?? defaultShrinkTimeMs,
     shrinkRuns: overlap.runs,
     shrinkCommands: overlap.commands,
     replay: encodeReplay({

@@ -15,7 +15,7 @@ export type MacroKind =
   | "burst" // add `count` distinct items, from the `start`-th of the many
   | "drain" // get and done `count` items, while any is queued
   | "hold" // get `count` items and keep them in flight
-  | "cycle" // get, done and add again the oldest queued item, `count` times: a long steady history
+  | "cycle" // take the oldest queued item and queue it again, `count` times, every other time by an add while it is in flight: a long steady history
   | "fail"; // fail one item `count` times in a row — take it, retry it, done it — a long failure streak
 
 /** A macro command over the model and the plan, like {@link CallCommand}. Always applicable. */
@@ -54,9 +54,15 @@ export class MacroCommand implements QueueCommand {
       if (model.size === 0) return; // nothing left to take: the macro ends early
       const item = get();
       if (this.kind === "drain") call({ verb: "done", item });
-      if (this.kind === "cycle") {
+      // A steady controller sees changes arrive both after and during processing: half the cycles leave a dirty
+      // mark for done to act on, so that a long history also exercises marks made long before, or across a wrap.
+      if (this.kind === "cycle" && i % 2 === 0) {
         call({ verb: "done", item });
         call({ verb: "add", item });
+      }
+      if (this.kind === "cycle" && i % 2 === 1) {
+        call({ verb: "add", item });
+        call({ verb: "done", item });
       }
     }
   }

@@ -43,6 +43,8 @@ export function toJson(outcome: GateOutcome, lines?: readonly string[]): object 
             maxRetries: counterexample.maxRetries,
             shrinks: counterexample.shrinks,
             minimal: counterexample.minimal,
+            shrinkMs: Math.round(counterexample.shrinkMs),
+            shrinkTimeMs: counterexample.shrinkTimeMs,
             shrinkRuns: counterexample.shrinkRuns,
             shrinkCommands: counterexample.shrinkCommands,
             replay: counterexample.replay,

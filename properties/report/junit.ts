@@ -34,6 +34,9 @@ export function toJunit(outcome: GateOutcome): string {
   const started = new Date(Date.now() - outcome.durationMs);
   const local = new Date(started.getTime() - started.getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
   const stderr = breach?.stderrTail ?? "";
+  // The item universe the runs drew from, as the other reports name it; none when no check ran.
+  const items = report === undefined ? [] : [element("property", { name: "items", value: report.items })];
+  const properties = element("properties", {}, items);
   const suite = element(
     "testsuite",
     {
@@ -47,7 +50,7 @@ export function toJunit(outcome: GateOutcome): string {
       errors: breach === undefined && error === undefined ? 0 : 1,
       time,
     },
-    [element("properties", {}), testcase, element("system-out", {}, ""), element("system-err", {}, stderr)],
+    [properties, testcase, element("system-out", {}, ""), element("system-err", {}, stderr)],
   );
   return `<?xml version="1.0" encoding="UTF-8"?>\n${element("testsuites", {}, [suite])}\n`;
 }

@@ -76,6 +76,26 @@ describe("each outcome has its exit code, and both reports are written and valid
     expect(xml).toContain('<failure type="§10.3"');
   });
 
+  test("--shrink-time-ms sets the shrinking budget, which the JSON report gives with the time taken; JUnit names the items", async () => {
+    const { json, xml } = await reported(
+      "--profile",
+      "contract",
+      "--runs",
+      "300",
+      "--shrink-time-ms",
+      "60000",
+      ...serve("lostDirtyMark"),
+    );
+    expect(json.counterexample).toMatchObject({ shrinkTimeMs: 60_000, minimal: true });
+    expect(json.counterexample.shrinkMs).toBeLessThanOrEqual(60_000);
+    expect(xml).toContain('<property name="items" value="protocol v1 strings"/>');
+    const bad = await gate("--shrink-time-ms", "0", "--", "no-such-command-here");
+    expect([bad.code, bad.err.trim()]).toEqual([
+      2,
+      "workqueue-conformance: --shrink-time-ms must be a positive integer, got `0` (see --help)",
+    ]);
+  });
+
   test("does not conform under overlapping calls: exit 1, and the JSON report holds the calls round by round", async () => {
     const { code, json, xml } = await reported("--runs", "100", "--module", fixture("add-answers-early.mjs"));
     expect([code, json.verdict, json.counterexample.invariant.rule]).toEqual([1, "does not conform", "§10.8"]);

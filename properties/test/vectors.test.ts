@@ -34,6 +34,12 @@ const vectors = names.flatMap((name) => (files[name] as VectorFile).vectors.map(
  */
 const rightOnStrings = ["naive", "coercesToString", "jsonKeys", "indexOfDedup", "infinityMeansTen"];
 
+/**
+ * The wrong queues that need more items or calls than the vector files hold (1,001 items, 4,097 items, 65,538 calls):
+ * the vectors stay small enough to read and replay by hand. The gate catches them (properties/test/strength.test.ts).
+ */
+const beyondVectors = ["dropsPast1000", "evictsStatesBeyond4096", "stampWrapsAt65536"];
+
 /** The features a queue offers, as `serve` announces them: `len`, and `shutdown` when it has both. */
 async function featuresOf(make: SubjectFactory<string>): Promise<string[]> {
   const probe = await make({ maxRetries: 0 });
@@ -100,7 +106,8 @@ test.each([
 describe("every wrong queue fails at least one vector", () => {
   const wrong = Object.entries(wrongQueues as Record<string, SubjectFactory<string>>);
 
-  test.each(wrong.filter(([name]) => !rightOnStrings.includes(name)))("%s", async (_, make) => {
+  const caught = wrong.filter(([name]) => !rightOnStrings.includes(name) && !beyondVectors.includes(name));
+  test.each(caught)("%s", async (_, make) => {
     expect((await failures(make)).length).toBeGreaterThan(0);
   });
 

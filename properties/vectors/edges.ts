@@ -1,8 +1,8 @@
 /**
  * Vectors a small state space cannot hold: the awkward keys of the gate's string items (`stringItems`: the empty
  * string, case and Unicode normalisation variants, `"__proto__"`, keys that look like numbers, long keys that
- * differ at the end), a deep queue, a queue that wraps and grows, many items with failure counts, a long history
- * of dirty marks and a long failure streak. They catch the queues that are right on two items and wrong on these.
+ * differ at the end), two keys with one Java hash, a deep queue, a queue that wraps and grows, many items with
+ * failure counts, a long history of dirty marks, a dirty mark 255 calls after its get, and a long failure streak. They catch the queues that are right on two items and wrong on these.
  */
 import { stringItems } from "../engine/universes.js";
 import type { CallRequest } from "../protocol/reply.js";
@@ -77,6 +77,18 @@ export function edgeScripts(): Script[] {
         ...[call("add", "a"), get, call("add", "a"), call("done", "a")],
         ...[get, call("add", "a"), call("done", "a"), get, call("done", "a")],
       ]).concat([len, get]),
+    },
+    {
+      description: 'two keys with one hash ("Aa" and "BB"): the second is still queued once the first is done',
+      rules: ["§1.1", "§4.2", "§10.2"],
+      maxRetries: 1,
+      requests: [call("add", "Aa"), call("add", "BB"), get, call("done", "Aa"), call("add", "BB"), len, get, get],
+    },
+    {
+      description: "an add while in flight 255 calls after the get still makes done requeue the item",
+      rules: ["§4.3", "§6.2", "§10.3"],
+      maxRetries: 1,
+      requests: [call("add", "a"), get, ...times(254, () => [get]), call("add", "a"), call("done", "a"), len],
     },
     {
       description: "with maxRetries 300, the 300th failure in a row gives up and the 299 before it requeue",

@@ -458,6 +458,169 @@ export const compactionDropsDirtyMarks = make(
   },
 );
 
+/** Java's `String.hashCode`: `s[0]*31^(n-1) + … + s[n-1]`, in 32 bits; `"Aa"` and `"BB"` both hash to 2112. */
+const javaHash = (text) => {
+  let hash = 0;
+  for (let i = 0; i < text.length; i++) hash = (Math.imul(hash, 31) + text.charCodeAt(i)) | 0;
+  return hash;
+};
+
+/**
+ * Item states in a small open-addressing table (8 slots, doubling at half full, linear probing on Java's string
+ * hash), whose delete empties the slot instead of leaving a tombstone: an item stored past a colliding neighbour is
+ * no longer found once the neighbour is removed, so its next add queues it a second time. Shortest counterexample,
+ * 5 calls: add("Aa"), add("BB") (probed one slot on), get (→ "Aa"), done("Aa") (its slot emptied), add("BB") (not
+ * found: queued again). Removing an item takes its add, a get and its done; the one stored past it needs its own
+ * add before the removal and one call after it that looks it up.
+ */
+export const hashTableLosesCollided = make(
+  class extends Naive {
+    constructor(options) {
+      super(options);
+      let slots = new Array(8).fill(undefined); // each undefined, or [item, state]
+      let used = 0;
+      const same = (a, b) => [a].includes(b); // SameValueZero, as a Map compares keys
+      const home = (item) => javaHash(typeof item === "string" ? item : String(item)) & (slots.length - 1);
+      const find = (item) => {
+        for (let i = home(item); slots[i] !== undefined; i = (i + 1) & (slots.length - 1)) {
+          if (same(slots[i][0], item)) return i;
+        }
+        return -1; // an empty slot ends the probe: an entry past an emptied slot is never reached
+      };
+      const insert = (item, state) => {
+        let i = home(item);
+        while (slots[i] !== undefined) i = (i + 1) & (slots.length - 1);
+        slots[i] = [item, state];
+        used++;
+      };
+      this.states = {
+        get: (item) => slots[find(item)]?.[1],
+        set: (item, state) => {
+          const i = find(item);
+          if (i >= 0) {
+            slots[i][1] = state;
+            return;
+          }
+          if (2 * (used + 1) > slots.length) {
+            const old = slots.filter((slot) => slot !== undefined);
+            slots = new Array(slots.length * 2).fill(undefined);
+            used = 0;
+            for (const [key, value] of old) insert(key, value);
+          }
+          insert(item, state);
+        },
+        delete: (item) => {
+          const i = find(item);
+          if (i < 0) return;
+          slots[i] = undefined; // the mistake: no tombstone, no shift back of the entries probed past it
+          used--;
+        },
+      };
+    }
+  },
+);
+
+/**
+ * A lazy dirty mark: every call takes a stamp from a `bits`-bit clock, `get` records when it handed the item out,
+ * an add while in flight records when it came, and `done` requeues the item when the mark is newer than the get,
+ * so that a stale mark needs no clearing. Compared with `>`, the stamps lie once the clock wraps. Shortest
+ * counterexample, 2^bits + 2 calls: add(x) (stamp 0), get (stamp 1), 2^bits - 2 calls of any kind, add(x) (stamp
+ * 2^bits, read as 0: older than the get), done(x) (not requeued). Any failure needs a get and an add while in flight
+ * (or a later get of the marked item) whose order the numbers invert, so 2^bits calls apart, and a done after them.
+ */
+const stampWraps = (bits) =>
+  make(
+    class extends Naive {
+      clock = 0;
+      taken = new Map();
+      marked = new Map();
+      tick() {
+        const stamp = this.clock;
+        this.clock = (stamp + 1) & ((1 << bits) - 1);
+        return stamp;
+      }
+      mark(item, stamp) {
+        if (this.states.get(item) === IN_FLIGHT) this.marked.set(item, stamp);
+        else if (this.states.get(item) === undefined) this.enqueue(item);
+      }
+      add(item) {
+        this.check(item);
+        this.mark(item, this.tick());
+      }
+      get() {
+        const stamp = this.tick();
+        const item = super.get();
+        if (item !== undefined) this.taken.set(item, stamp);
+        return item;
+      }
+      done(item) {
+        this.check(item);
+        this.tick();
+        if (this.states.get(item) !== IN_FLIGHT) return;
+        if ((this.marked.get(item) ?? -1) > this.taken.get(item)) this.enqueue(item);
+        else this.states.delete(item);
+      }
+      retry(item) {
+        const stamp = this.tick();
+        if (this.fail(item) >= this.maxRetries) return false;
+        this.mark(item, stamp);
+        return true;
+      }
+      forget(item) {
+        this.tick();
+        super.forget(item);
+      }
+    },
+  );
+
+/** {@link stampWraps} with an 8-bit clock: it breaks 256 calls after an item is handed out. Shortest: 258 calls. */
+export const stampWrapsAt256 = stampWraps(8);
+
+/** {@link stampWraps} with a 16-bit clock: it breaks 65,536 calls after an item is handed out. Shortest: 65,538 calls. */
+export const stampWrapsAt65536 = stampWraps(16);
+
+/**
+ * At most 1,000 items queued or in flight, and an add past them is dropped silently, as a non-blocking send on a
+ * full channel drops it. Shortest counterexample, 1,001 calls: 1,001 adds of distinct items (the last one lost);
+ * the 1,000 items before it each take a call.
+ */
+export const dropsPast1000 = make(
+  class extends Naive {
+    add(item) {
+      this.check(item);
+      if (this.states.get(item) === undefined && this.states.size >= 1000) return;
+      super.add(item);
+    }
+  },
+);
+
+/**
+ * Item states in a bounded cache of 4,096 entries that evicts the least recently set one: an item queued or in
+ * flight beyond them is forgotten, so its next add queues it a second time. Shortest counterexample, 4,098 calls:
+ * 4,097 adds of distinct items (the first one's entry evicted), then add of the first one again; every entry takes
+ * an add.
+ */
+export const evictsStatesBeyond4096 = make(
+  class extends Naive {
+    constructor(options) {
+      super(options);
+      const states = new Map();
+      this.states = {
+        get: (item) => states.get(item),
+        set: (item, state) => {
+          states.delete(item);
+          states.set(item, state); // most recent last
+          if (states.size > 4096) states.delete(states.keys().next().value);
+        },
+        delete: (item) => states.delete(item),
+        get size() {
+          return states.size;
+        },
+      };
+    }
+  },
+);
+
 /** One failure table for every queue, at module level: a queue starts with the counts other queues left. */
 const failureTable = new Map();
 export const failuresSharedByQueues = make(
