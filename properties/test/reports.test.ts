@@ -92,7 +92,7 @@ describe("each outcome has its exit code, and both reports are written and valid
     const bad = await gate("--shrink-time-ms", "0", "--", "no-such-command-here");
     expect([bad.code, bad.err.trim()]).toEqual([
       2,
-      "workqueue-conformance: --shrink-time-ms must be a positive integer, got `0` (see --help)",
+      "workqueue-conformance: usage error: --shrink-time-ms must be a positive integer, got `0` (see --help)",
     ]);
   });
 
