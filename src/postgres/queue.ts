@@ -160,14 +160,14 @@ function assertLease(lease: unknown): asserts lease is Lease {
 
 /** Throws a `RangeError` unless `ms` is a non-negative finite number ([§18.2](../../docs/spec.md#§18-backoff-and-rate-limiters)). */
 function assertDuration(name: string, ms: unknown): asserts ms is number {
-  if (!(typeof ms === "number" && Number.isFinite(ms) && ms >= 0)) {
+  if (!(Number.isFinite(ms) && (ms as number) >= 0)) {
     throw new RangeError(expected(name, "a non-negative finite number of milliseconds", ms));
   }
 }
 
 /** Throws a `RangeError` unless `ms` is a positive finite number. */
 function assertPositive(name: string, ms: unknown): asserts ms is number {
-  if (!(typeof ms === "number" && Number.isFinite(ms) && ms > 0)) {
+  if (!(Number.isFinite(ms) && (ms as number) > 0)) {
     throw new RangeError(expected(name, "a positive finite number of milliseconds", ms));
   }
 }
