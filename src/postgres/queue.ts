@@ -277,14 +277,18 @@ export class PostgresWorkQueue {
   /** Calls one of the schema's functions; a lost connection becomes a {@link DatabaseUnavailableError}. */
   async #call(verb: string, sql: string, values: unknown[]): Promise<Record<string, unknown>[]> {
     this.#refuseClosed(verb);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return (await this.#pool.query(`select * from ${this.#functions}.${sql}`, values)).rows;
-      } catch (error) {
-        if (isUnavailable(error)) throw new DatabaseUnavailableError(verb, error);
-        // A transaction the server aborted to break a deadlock changed nothing: it is made again (§20.8).
-        if ((error as { code?: unknown } | null)?.code !== "40P01" || attempt === 5) throw error;
-      }
+    return this.#attempt(1, verb, sql, values);
+  }
+
+  /** The `attempt`-th try of a {@link #call}; up to five in all. */
+  async #attempt(attempt: number, verb: string, sql: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+    try {
+      return (await this.#pool.query(`select * from ${this.#functions}.${sql}`, values)).rows;
+    } catch (error) {
+      if (isUnavailable(error)) throw new DatabaseUnavailableError(verb, error);
+      // A transaction the server aborted to break a deadlock changed nothing: it is made again (§20.8).
+      if ((error as { code?: unknown } | null)?.code !== "40P01" || attempt === 5) throw error;
+      return this.#attempt(attempt + 1, verb, sql, values);
     }
   }
 
