@@ -350,22 +350,28 @@ export class PostgresWorkQueue {
    * or `pollMs` wakes it (§20.10); the waker is armed before each look, so a notification during it is not missed.
    * It listens again before each look when the listening connection was lost.
    */
-  async #until<V>(signal: AbortSignal | undefined, look: () => Promise<Look<V>>): Promise<V> {
-    for (;;) {
-      await this.#listen();
-      let wake = (): void => {};
-      const woken = new Promise<void>((resolve) => {
-        wake = resolve;
-      });
-      this.#wakers.add(wake);
-      try {
-        signal?.throwIfAborted();
-        const looked = await look();
-        if (looked.found) return looked.value;
-        await this.#sleep(woken, looked.nextEvent, signal);
-      } finally {
-        this.#wakers.delete(wake);
-      }
+  async #until<V>(given: AbortSignal | undefined, look: () => Promise<Look<V>>): Promise<V> {
+    const signal = given ?? new AbortController().signal; // one that never aborts: no case without a signal
+    let looked = await this.#round(signal, look);
+    while (!looked.found) looked = await this.#round(signal, look);
+    return looked.value;
+  }
+
+  /** One look of {@link #until}, after listening, and the sleep after it when it found nothing. */
+  async #round<V>(signal: AbortSignal, look: () => Promise<Look<V>>): Promise<Look<V>> {
+    await this.#listen();
+    let wake = (): void => {};
+    const woken = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    this.#wakers.add(wake);
+    try {
+      signal.throwIfAborted();
+      const looked = await look();
+      if (!looked.found) await this.#sleep(woken, looked.nextEvent, signal);
+      return looked;
+    } finally {
+      this.#wakers.delete(wake);
     }
   }
 
@@ -383,19 +389,16 @@ export class PostgresWorkQueue {
   }
 
   /** Waits for `woken`, the next expiry or due time, `pollMs` or the abort, whichever comes first. */
-  #sleep(woken: Promise<void>, nextEvent: number | undefined, signal: AbortSignal | undefined): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  #sleep(woken: Promise<void>, nextEvent: number | undefined, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
       const timers: (() => void)[] = [];
       const finish = (): void => {
         for (const cancel of timers) cancel();
-        signal?.removeEventListener("abort", abort);
+        signal.removeEventListener("abort", finish);
         resolve();
       };
-      const abort = (): void => {
-        finish();
-        reject(signal?.reason);
-      };
-      signal?.addEventListener("abort", abort, { once: true });
+      // An abort ends the sleep like a wake: the next round's throwIfAborted rejects with its reason.
+      signal.addEventListener("abort", finish);
       void woken.then(finish);
       const poll = setTimeout(finish, this.#pollMs);
       timers.push(() => clearTimeout(poll));
