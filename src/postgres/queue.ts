@@ -456,8 +456,8 @@ export class PostgresWorkQueue {
   /** Runs a fenced call; a stale lease throws {@link StaleLeaseError} and changed nothing. */
   async #fenced(verb: string, lease: Lease, sql: string, extra: unknown[]): Promise<unknown> {
     assertLease(lease);
-    const [row] = await this.#call(verb, sql, [this.name, lease.item, lease.token, this.#now(), ...extra]);
-    const answer = row === undefined ? undefined : Object.values(row)[0];
+    const [row = {}] = await this.#call(verb, sql, [this.name, lease.item, lease.token, this.#now(), ...extra]);
+    const answer = Object.values(row)[0];
     if (answer === "stale" || answer === null) throw new StaleLeaseError(verb, lease.item, lease.token);
     return answer;
   }
