@@ -165,7 +165,7 @@ test.each([
 
 test("migrate and the constructor refuse a schema that is no string, even one that reads as a valid name", async () => {
   const db = recorder();
-  const message = 'Expected `schema` to be a lower-case SQL identifier such as workqueue, got `jobs` (object)';
+  const message = "Expected `schema` to be a lower-case SQL identifier such as workqueue, got `jobs` (object)";
   await expect(migrate(db.pool, { schema: ["jobs"] as never })).rejects.toThrow(new TypeError(message));
   expect(db.statements).toEqual([]);
   expect(() => new PostgresWorkQueue({ pool: db.pool, schema: ["jobs"] as never, name: "q", maxRetries: 1 })).toThrow(
@@ -179,7 +179,10 @@ test("retry without a backoff asks the database for none, with null as its base 
     if (text.includes(".retry(")) values.push(given ?? []);
     return { rows: [{ retry: "requeued" }] };
   };
-  const pool = { query: answer, connect: async () => ({ query: answer, on: () => undefined, release: () => undefined }) };
+  const pool = {
+    query: answer,
+    connect: async () => ({ query: answer, on: () => undefined, release: () => undefined }),
+  };
   const lease = { item: "a", token: 1, expiresAt: 0 };
   await new PostgresWorkQueue({ pool, name: "q", maxRetries: 3 }).retry(lease);
   await new PostgresWorkQueue({ pool, name: "q", maxRetries: 3, backoff: { baseMs: 5, maxMs: 80 } }).retry(lease);
