@@ -83,6 +83,18 @@ test.each([
     RangeError,
     "Expected `backoff.maxMs` to be a non-negative finite number of milliseconds, got `-1` (number)",
   ],
+  [
+    "backoff.maxMs",
+    options({ backoff: { baseMs: 0, maxMs: Number.POSITIVE_INFINITY } }),
+    RangeError,
+    "Expected `backoff.maxMs` to be a non-negative finite number of milliseconds, got `Infinity` (number)",
+  ],
+  [
+    "backoff.baseMs",
+    options({ backoff: { baseMs: "5", maxMs: 10 } }),
+    RangeError,
+    'Expected `backoff.baseMs` to be a non-negative finite number of milliseconds, got `"5"` (string)',
+  ],
 ])("the constructor refuses a bad %s (case %#), naming it", (_name, given, kind, message) => {
   const make = () => new PostgresWorkQueue(given as PostgresWorkQueueOptions);
   expect(make).toThrow(kind);
@@ -151,6 +163,35 @@ test.each([
   }
 });
 
+test("migrate and the constructor refuse a schema that is no string, even one that reads as a valid name", async () => {
+  const db = recorder();
+  const message = "Expected `schema` to be a lower-case SQL identifier such as workqueue, got `jobs` (object)";
+  await expect(migrate(db.pool, { schema: ["jobs"] as never })).rejects.toThrow(new TypeError(message));
+  expect(db.statements).toEqual([]);
+  expect(() => new PostgresWorkQueue({ pool: db.pool, schema: ["jobs"] as never, name: "q", maxRetries: 1 })).toThrow(
+    new TypeError(message),
+  );
+});
+
+test("retry without a backoff asks the database for none, with null as its base and max; with one, its values", async () => {
+  const values: unknown[][] = [];
+  const answer = async (text: string, given?: unknown[]) => {
+    if (text.includes(".retry(")) values.push(given ?? []);
+    return { rows: [{ retry: "requeued" }] };
+  };
+  const pool = {
+    query: answer,
+    connect: async () => ({ query: answer, on: () => undefined, release: () => undefined }),
+  };
+  const lease = { item: "a", token: 1, expiresAt: 0 };
+  await new PostgresWorkQueue({ pool, name: "q", maxRetries: 3 }).retry(lease);
+  await new PostgresWorkQueue({ pool, name: "q", maxRetries: 3, backoff: { baseMs: 5, maxMs: 80 } }).retry(lease);
+  expect(values.map((given) => given.slice(-3))).toEqual([
+    [3, null, null],
+    [3, 5, 80],
+  ]);
+});
+
 const lease = "Expected `lease` to be a lease that get or take answered, { item, token }, got";
 
 test.each([
@@ -160,6 +201,7 @@ test.each([
   ["a negative token", { item: "a", token: -1 }, lease],
   ["a token that is not an integer", { item: "a", token: 1.5 }, lease],
   ["a token past the safe integers", { item: "a", token: 2 ** 53 }, lease],
+  ["a function with an item and a token", Object.assign(() => "a", { item: "a", token: 1 }), lease],
 ])("done, retry, forget and extend refuse %s as a lease, and change nothing", async (_name, given, message) => {
   const queue = new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries: 3 });
   await queue.add("a");

@@ -67,8 +67,11 @@ export class DatabaseUnavailableError extends Error {
   }
 }
 
-/** The connection errors a call reports as {@link DatabaseUnavailableError}: refused, reset, timed out, or ended by the server. */
-const unavailableCodes = new Set([
+/**
+ * The connection errors a call reports as {@link DatabaseUnavailableError}: refused, reset, timed out, or ended by the
+ * server. A set of strings: a code of another type is in it no more than an absent one.
+ */
+const unavailableCodes: ReadonlySet<unknown> = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
   "ETIMEDOUT",
@@ -82,7 +85,9 @@ const unavailableCodes = new Set([
 /** Whether `error` says that the database is unreachable, rather than that a statement failed. */
 export function isUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === "string" && unavailableCodes.has(code)) return true;
-  const message = error instanceof Error ? error.message : "";
-  return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message);
+  if (unavailableCodes.has(code)) return true;
+  return (
+    error instanceof Error &&
+    /Connection terminated|connection timeout|Client has encountered a connection error/i.test(error.message)
+  );
 }
