@@ -3,12 +3,19 @@ import base from "./vitest.config.js";
 
 // Mutation testing of the oracle's engine (npm run mutate:engine): a mutant of the engine must make a wrong queue
 // pass, the reference queue fail, or a counterexample change. The suite that checks the engine's findings on the
-// wrong queues runs, with a fixed seed and a quarter of its runs, as under .config/vitest.stryker.config.ts.
+// wrong queues runs, with a fixed seed and a quarter of its runs, as under .config/vitest.stryker.config.ts: the gate's
+// wrong queues (gate.test.ts, diagnose.test.ts), those that need odd keys, deep queues and long streaks
+// (strength.test.ts, without its deep cases, which a fixed shape leaves out), and the reference (reference.test.ts).
 export default defineConfig({
   ...base,
   test: {
     ...base.test,
     env: { WORKQUEUE_SEED: "20261202", WORKQUEUE_RUNS_SCALE: "0.25", WORKQUEUE_SHAPE: "both" },
-    include: ["properties/test/gate.test.ts", "properties/test/diagnose.test.ts"],
+    include: [
+      "properties/test/gate.test.ts",
+      "properties/test/diagnose.test.ts",
+      "properties/test/reference.test.ts",
+      "properties/test/strength.test.ts",
+    ],
   },
 });
