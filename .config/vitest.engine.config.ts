@@ -12,6 +12,7 @@ export default defineConfig({
     ...base.test,
     env: { WORKQUEUE_SEED: "20261202", WORKQUEUE_RUNS_SCALE: "0.25", WORKQUEUE_SHAPE: "both" },
     include: [
+      "properties/test/invariants.test.ts",
       "properties/test/gate.test.ts",
       "properties/test/diagnose.test.ts",
       "properties/test/reference.test.ts",
