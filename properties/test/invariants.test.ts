@@ -66,6 +66,18 @@ const cases: [string, Operation[], { answer?: Answer; views?: Views }, string][]
     'an item is never handed out while it is in flight: get() handed out "a", which is still in flight',
   ],
   [
+    "an item handed out twice, marked dirty since",
+    [add("a"), add("b"), get, add("a"), get],
+    { answer: value("a") },
+    'an item is never handed out while it is in flight: get() handed out "a", which is still in flight',
+  ],
+  [
+    "an item handed out that nothing queued",
+    [add("a"), get],
+    { answer: value("z") },
+    'every answer equals the model\'s: get() answered "z", expected "a"',
+  ],
+  [
     "an item handed out out of order",
     [add("a"), add("b"), get],
     { answer: value("b") },
