@@ -5,7 +5,7 @@
  */
 import { expect, test } from "vitest";
 import type { Observation } from "../engine/driver.js";
-import type { Views } from "../engine/invariants.js";
+import { invariants, type Views } from "../engine/invariants.js";
 import type { Answer, Operation } from "../engine/operation.js";
 import { perform } from "../engine/subject.js";
 import { modelOf, verify } from "../engine/verify.js";
@@ -46,6 +46,13 @@ async function blame(plan: Operation[], last: { answer?: Answer; views?: Views }
 
 test("a queue that answers as the model does keeps every rule", async () => {
   expect(await blame([add("a"), add(true), get, retry("a"), done("a")], {})).toBeUndefined();
+  expect(
+    await blame([add("a"), add("b"), get, shutDown, retry("a"), add("c"), done("a"), get, get], {}),
+  ).toBeUndefined();
+});
+
+test("each invariant cites the sections of docs/spec.md that state it", () => {
+  for (const invariant of invariants) expect(invariant.rule).toMatch(/^§\d+(\.\d+)?((, |–)§\d+(\.\d+)?)*$/);
 });
 
 test("a retry that answers true where it gives up is blamed on the give-up rule, even when the item true is queued", async () => {
@@ -148,6 +155,42 @@ const cases: [string, Operation[], { answer?: Answer; views?: Views }, string][]
     [add("a"), shutDown],
     { views: { shuttingDown: false } },
     "every answer equals the model's: after shutDown(): expected shuttingDown true, got false",
+  ],
+  [
+    "a get that does not take its item while shutting down",
+    [add("a"), shutDown, get],
+    { views: { size: 1 } },
+    "the queue holds no duplicate and nothing in flight: size is 1 after get(), but the model has 0 items queued, each once",
+  ],
+  [
+    "an add that answers true while shutting down",
+    [add("a"), shutDown, add("b")],
+    { answer: value(true) },
+    'every answer equals the model\'s: add("b") answered true, expected undefined',
+  ],
+  [
+    "a retry that throws",
+    [add("a"), get, retry("a")],
+    { answer: { kind: "error", name: "Error", message: "boom" } },
+    'every answer equals the model\'s: retry("a") answered throws Error: boom, expected true',
+  ],
+  [
+    "a retry of undefined that answers false",
+    [retry(undefined)],
+    { answer: value(false) },
+    "every answer equals the model's: retry(undefined) answered false, expected throws TypeError: Expected `item` to be a value other than undefined or null, got `undefined` (undefined)",
+  ],
+  [
+    "a done that loses another item",
+    [add("a"), get, add("b"), done("a")],
+    { views: { size: 0 } },
+    'every answer equals the model\'s: after done("a"): expected size 1, got 0',
+  ],
+  [
+    "a get that throws while an item is queued",
+    [add("a"), get],
+    { answer: { kind: "error", name: "Error", message: "boom" } },
+    'every answer equals the model\'s: get() answered throws Error: boom, expected "a"',
   ],
 ];
 
