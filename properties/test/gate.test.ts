@@ -19,7 +19,9 @@ import { verbsOf } from "./subjects.js";
 import * as wrongQueues from "./wrong/queues.mjs";
 
 /** The wrong queues by name. */
-const wrong: Record<keyof typeof wrongQueues, SubjectFactory<unknown>> = { ...wrongQueues };
+const wrong: Record<keyof typeof wrongQueues, SubjectFactory<unknown>> = {
+  ...wrongQueues,
+};
 
 const named = (start: string) => {
   const invariant = invariants.find((i) => i.name.startsWith(start));
@@ -27,32 +29,125 @@ const named = (start: string) => {
   return invariant.name;
 };
 
-/** Each wrong queue, the profile that finds it, the invariant it breaks, and the most steps its counterexample takes. */
-const cases: [keyof typeof wrongQueues, Profile, string, number][] = [
-  ["retryPushesToFifo", "contract", named("the queue holds no duplicate"), 3],
-  ["lostDirtyMark", "contract", named("every add while in flight"), 7],
-  ["offByOneGiveUp", "contract", named("retry gives up exactly"), 3],
-  ["forgetDoesNothing", "robust", named("a failure count counts"), 3],
-  ["lifo", "contract", named("items are handed out in the order"), 3],
-  ["ringBufferBreaksOnGrow", "contract", named("nothing queued is lost"), 16],
-  ["emptyStringIsNothing", "contract", named("nothing queued is lost"), 1],
-  ["sharedFailureCount", "robust", named("a failure count counts"), 3],
-  ["doneDuplicatesQueued", "robust", named("the queue holds no duplicate"), 2],
-  ["addWhileInFlightQueues", "contract", named("the queue holds no duplicate"), 3],
-  ["failuresResetOnDone", "robust", named("a failure count counts"), 3],
-  ["plainObjectStates", "contract", named("nothing queued is lost"), 2],
-  ["doneAlwaysRequeues", "contract", named("every add while in flight"), 3],
-  ["dirtyMarkNeverCleared", "contract", named("every add while in flight"), 10],
+/**
+ * Each wrong queue, the profile that finds it, the invariant it breaks, the most steps its counterexample takes, and
+ * what the counterexample's detail says (its first sentence; items vary with the seed).
+ */
+const cases: [keyof typeof wrongQueues, Profile, string, number, RegExp][] = [
+  [
+    "retryPushesToFifo",
+    "contract",
+    named("the queue holds no duplicate"),
+    3,
+    /^size is 1 after retry\((.+)\), but the model has 0 items queued, each once: the queue held \1, which is in flight /,
+  ],
+  [
+    "lostDirtyMark",
+    "contract",
+    named("every add while in flight"),
+    7,
+    /^done\((.+)\) did not requeue \1, which was marked dirty while in flight$/,
+  ],
+  [
+    "offByOneGiveUp",
+    "contract",
+    named("retry gives up exactly"),
+    3,
+    /^retry\(.+\) answered true at failure count (\d+) against maxRetries \1$/,
+  ],
+  ["forgetDoesNothing", "robust", named("a failure count counts"), 3, /^failures\(.+\) is [1-9]\d*, expected 0$/],
+  [
+    "lifo",
+    "contract",
+    named("items are handed out in the order"),
+    3,
+    /^get\(\) handed out .+, but .+ was queued before it$/,
+  ],
+  [
+    "ringBufferBreaksOnGrow",
+    "contract",
+    named("nothing queued is lost"),
+    16,
+    /^get\(\) answered undefined, but .+ was queued and the oldest$/,
+  ],
+  [
+    "emptyStringIsNothing",
+    "contract",
+    named("nothing queued is lost"),
+    1,
+    /^after add\((.+)\): expected size 1, got 0: the queue no longer held \1, which was queued /,
+  ],
+  ["sharedFailureCount", "robust", named("a failure count counts"), 3, /^failures\(.+\) is \d+, expected \d+$/],
+  [
+    "doneDuplicatesQueued",
+    "robust",
+    named("the queue holds no duplicate"),
+    2,
+    /^size is 2 after done\((.+)\), but the model has 1 item queued, each once: the queue held \1 twice /,
+  ],
+  [
+    "addWhileInFlightQueues",
+    "contract",
+    named("the queue holds no duplicate"),
+    3,
+    /^size is 1 after (add|retry)\((.+)\), but the model has 0 items queued, each once: the queue held \2, which is in flight /,
+  ],
+  ["failuresResetOnDone", "robust", named("a failure count counts"), 3, /^failures\(.+\) is 0, expected 1$/],
+  [
+    "plainObjectStates",
+    "contract",
+    named("nothing queued is lost"),
+    2,
+    /^after add\((.+)\): expected size \d+, got \d+: the queue no longer held \1, which was queued /,
+  ],
+  [
+    "doneAlwaysRequeues",
+    "contract",
+    named("every add while in flight"),
+    3,
+    /^done\((.+)\) requeued \1, which nothing had marked dirty$/,
+  ],
+  [
+    "dirtyMarkNeverCleared",
+    "contract",
+    named("every add while in flight"),
+    10,
+    /^done\((.+)\) requeued \1, which nothing had marked dirty$/,
+  ],
   // What a wrong size means, told apart by draining a fresh queue given the same calls:
-  ["sizeCountsInFlight", "contract", named("every answer equals"), 2],
-  ["getLeavesItemQueued", "contract", named("the queue holds no duplicate"), 2],
-  ["dropsPastThree", "contract", named("nothing queued is lost"), 4],
-  ["getMissesTheLastItem", "contract", named("nothing queued is lost"), 2],
+  [
+    "sizeCountsInFlight",
+    "contract",
+    named("every answer equals"),
+    2,
+    /^size is 1 after get\(\), but the model has 0 items queued, each once; the queue holds exactly the items the model has queued, /,
+  ],
+  [
+    "getLeavesItemQueued",
+    "contract",
+    named("the queue holds no duplicate"),
+    2,
+    /^size is 1 after get\(\), but the model has 0 items queued, each once: the queue held (.+), which is in flight /,
+  ],
+  [
+    "dropsPastThree",
+    "contract",
+    named("nothing queued is lost"),
+    4,
+    /^after add\((.+)\): expected size 4, got 3: the queue no longer held \1, which was queued /,
+  ],
+  [
+    "getMissesTheLastItem",
+    "contract",
+    named("nothing queued is lost"),
+    2,
+    /^get\(\) answered undefined, but .+ was queued and the oldest$/,
+  ],
 ];
 
 test.each(cases)(
   "the gate rejects %s (%s profile) with a short counterexample",
-  async (name, profile, invariant, most) => {
+  async (name, profile, invariant, most, detail) => {
     // A budget no machine runs out of: the length asserted must not depend on how busy the machine is.
     const report = await checkConformance(wrong[name], {
       profile,
@@ -64,6 +159,7 @@ test.each(cases)(
     expect(report.verdict).toBe("does not conform");
     expect(report.counterexample?.invariant.name).toBe(invariant);
     expect(report.counterexample?.steps.length).toBeLessThanOrEqual(most);
+    expect(report.counterexample?.detail).toMatch(detail);
   },
 );
 
@@ -93,7 +189,12 @@ test.each([
 ] as const)(
   "the gate reports that %s's queues share state (%s profile), not a bug of its calls",
   async (name, profile, length) => {
-    const report = await checkConformance(wrong[name], { profile, seed, shape, runs: runs(100) });
+    const report = await checkConformance(wrong[name], {
+      profile,
+      seed,
+      shape,
+      runs: runs(100),
+    });
     expect(report.verdict).toBe("does not conform");
     expect(report.counterexample?.invariant.name).toBe(
       "each queue the factory makes starts empty and is independent of the others",
@@ -109,15 +210,26 @@ test.each([
 
 test("replaying the token of a shared-state counterexample runs the probe again, before anything else", async () => {
   // The shared counts only grow, so two fresh queues differ again; state that stops changing would not show.
-  const report = await checkConformance(wrong.failuresSharedByQueues, { seed, shape, runs: 1 });
-  const again = await checkConformance(wrong.failuresSharedByQueues, { shape, replay: report.counterexample?.replay });
+  const report = await checkConformance(wrong.failuresSharedByQueues, {
+    seed,
+    shape,
+    runs: 1,
+  });
+  const again = await checkConformance(wrong.failuresSharedByQueues, {
+    shape,
+    replay: report.counterexample?.replay,
+  });
   expect(again.counterexample?.invariant.rule).toBe("§3.5");
   expect(again.runs).toBe(2);
 });
 
 test("queues that keep to themselves pass the independence probe: the reference and the naive queue", async () => {
   for (const factory of [wrong.naive, (options: { maxRetries: number }) => new WorkQueue(options)]) {
-    const report = await checkConformance(factory, { seed, shape, runs: runs(20) });
+    const report = await checkConformance(factory, {
+      seed,
+      shape,
+      runs: runs(20),
+    });
     expect(report.verdict).toBe("conforms");
   }
 });
@@ -128,7 +240,10 @@ test("a counterexample that does not fail when run again is reported with a note
   let gets = 0;
   let fired = false;
   const once: SubjectFactory<unknown> = (options) => {
-    const queue = wrong.naive(options) as unknown as { get(): unknown; size: number };
+    const queue = wrong.naive(options) as unknown as {
+      get(): unknown;
+      size: number;
+    };
     const get = queue.get.bind(queue);
     queue.get = () => {
       if (++gets < 100 || fired || queue.size === 0) return get();
@@ -169,7 +284,12 @@ test.each([
 });
 
 test("a queue whose shutDown only sets a flag is rejected when checked with shutDown", async () => {
-  const report = await checkConformance(wrong.shutDownOnlySetsAFlag, { shutDown: true, seed, shape, runs: runs(400) });
+  const report = await checkConformance(wrong.shutDownOnlySetsAFlag, {
+    shutDown: true,
+    seed,
+    shape,
+    runs: runs(400),
+  });
   expect(report.counterexample?.invariant.name).toBe(named("while shutting down"));
   expect(report.counterexample?.steps.length).toBeLessThanOrEqual(3);
 });
@@ -191,12 +311,22 @@ test("the contract profile does not flag client-go's Done of a queued item, whic
 });
 
 test.each<Profile>(["contract", "robust"])("the gate accepts a plain correct queue (%s profile)", async (profile) => {
-  const report = await checkConformance(wrong.naive, { profile, seed, shape, runs: runs(200) });
+  const report = await checkConformance(wrong.naive, {
+    profile,
+    seed,
+    shape,
+    runs: runs(200),
+  });
   expect(report.verdict).toBe("conforms");
 });
 
 test("a replay token from a failed report reproduces exactly its counterexample", async () => {
-  const first = await checkConformance(wrong.lostDirtyMark, { profile: "contract", seed, shape, runs: runs(200) });
+  const first = await checkConformance(wrong.lostDirtyMark, {
+    profile: "contract",
+    seed,
+    shape,
+    runs: runs(200),
+  });
   const again = await checkConformance(wrong.lostDirtyMark, {
     profile: "contract",
     shape,
@@ -230,22 +360,44 @@ test("an asynchronous queue is checked like a synchronous one", async () => {
       failures: (item: string) => later(() => queue.failures(item)),
     };
   };
-  const report = await checkConformance(asynchronous, { profile: "contract", seed, shape, runs: runs(50) });
+  const report = await checkConformance(asynchronous, {
+    profile: "contract",
+    seed,
+    shape,
+    runs: runs(50),
+  });
   expect(report.verdict).toBe("conforms");
   expect(report.commands).toBeGreaterThan(0);
 });
 
-conformanceTests(test, (options) => new WorkQueue<unknown>(options), { seed, shape, runs: runs(100) });
+conformanceTests(test, (options) => new WorkQueue<unknown>(options), {
+  seed,
+  shape,
+  runs: runs(100),
+});
 
 test("an in-process call that never settles stops the check with a timed-out breach naming the call", async () => {
-  const hangs = verbsOf(() => ({ get: () => new Promise<undefined>(() => {}) }));
-  const checked = checkConformance(hangs, { profile: "contract", seed: 1, runs: 5, timeoutMs: 50 });
+  const hangs = verbsOf(() => ({
+    get: () => new Promise<undefined>(() => {}),
+  }));
+  const checked = checkConformance(hangs, {
+    profile: "contract",
+    seed: 1,
+    runs: 5,
+    timeoutMs: 50,
+  });
   await expect(checked).rejects.toThrow(new ProtocolBreach("timed out", "get() did not settle within 50 ms", ""));
   await expect(checked).rejects.toBeInstanceOf(ProtocolBreach);
 });
 
 describe("replay tokens", () => {
-  const failing = () => checkConformance(wrong.lostDirtyMark, { profile: "contract", seed, shape, runs: runs(200) });
+  const failing = () =>
+    checkConformance(wrong.lostDirtyMark, {
+      profile: "contract",
+      seed,
+      shape,
+      runs: runs(200),
+    });
 
   test("a token is one paste-safe word: no leading dash, nothing a shell would read", async () => {
     const token = (await failing()).counterexample?.replay ?? "";
@@ -259,9 +411,17 @@ describe("replay tokens", () => {
         'The replay token was made with `profile` "contract", but this check has "robust": replay it with the options that made it',
       ),
     );
-    const shut = await checkConformance(wrong.shutDownOnlySetsAFlag, { shutDown: true, seed, shape, runs: runs(400) });
+    const shut = await checkConformance(wrong.shutDownOnlySetsAFlag, {
+      shutDown: true,
+      seed,
+      shape,
+      runs: runs(400),
+    });
     await expect(
-      checkConformance(wrong.shutDownOnlySetsAFlag, { replay: shut.counterexample?.replay, shape }),
+      checkConformance(wrong.shutDownOnlySetsAFlag, {
+        replay: shut.counterexample?.replay,
+        shape,
+      }),
     ).rejects.toThrow(/made with `shutDown` true, but this check has false/);
   });
 
@@ -279,7 +439,11 @@ describe("replay tokens", () => {
     });
     expect(again.counterexample?.steps).toEqual(first.counterexample?.steps);
     await expect(
-      checkConformance(wrong.lostDirtyMark, { profile: "contract", shape, replay: first.counterexample?.replay }),
+      checkConformance(wrong.lostDirtyMark, {
+        profile: "contract",
+        shape,
+        replay: first.counterexample?.replay,
+      }),
     ).rejects.toThrow(/made with `maxCommands` 10, but this check has null/);
   });
 
@@ -287,7 +451,10 @@ describe("replay tokens", () => {
     const first = await failing();
     process.env.WORKQUEUE_REPLAY = first.counterexample?.replay;
     try {
-      const again = await checkConformance(wrong.lostDirtyMark, { profile: "contract", shape });
+      const again = await checkConformance(wrong.lostDirtyMark, {
+        profile: "contract",
+        shape,
+      });
       expect([again.runs, again.counterexample?.steps]).toEqual([1, first.counterexample?.steps]);
     } finally {
       delete process.env.WORKQUEUE_REPLAY;
@@ -316,7 +483,15 @@ describe("replay tokens", () => {
       "any values",
       expect.stringContaining("items: any values"),
     ]);
-    expect((await checkConformance(wrong.naive, { seed, runs: 5, items: stringItems })).items).toBe("strings");
+    expect(
+      (
+        await checkConformance(wrong.naive, {
+          seed,
+          runs: 5,
+          items: stringItems,
+        })
+      ).items,
+    ).toBe("strings");
   });
 });
 
@@ -352,7 +527,11 @@ describe("what is not a finding about the queue", () => {
 
   test("a queue without size is reported as checked without size, with the checks it skipped", async () => {
     const factory = verbsOf(() => ({ size: undefined }));
-    const report = await checkConformance(factory, { seed, shape, runs: runs(20) });
+    const report = await checkConformance(factory, {
+      seed,
+      shape,
+      runs: runs(20),
+    });
     expect([report.verdict, report.unchecked]).toEqual(["conforms", ["size", "inFlight", "failures"]]);
     expect(formatReport(report, (t) => t)).toContain("checked without size: skipped the size after every call (§9.1)");
     const full = await checkConformance((options) => new WorkQueue<unknown>(options), { seed, shape, runs: runs(20) });

@@ -10,7 +10,7 @@ import type { Profile } from "../engine/commands.js";
 import { checkConformance } from "../engine/conformance.js";
 import { invariants } from "../engine/invariants.js";
 import type { SubjectFactory } from "../engine/subject.js";
-import { runs, seed } from "./settings.js";
+import { runs, seed, shape } from "./settings.js";
 import * as wrongQueues from "./wrong/queues.mjs";
 
 const wrong: Record<string, SubjectFactory<unknown>> = { ...wrongQueues };
@@ -58,6 +58,8 @@ test.each(cases)(
  * The wrong queues that need thousands of items or calls. Shrinking one of them to the end takes a run of the whole
  * plan per call it tries to remove (over a minute for 1,001 calls), so these run with the default shrinking budget,
  * as a user's check does: what is asserted is that the budget suffices to come within 1.5 times the shortest.
+ * Mutation testing (which fixes the shape, see settings.ts) leaves them out: each takes tens of seconds, and with a
+ * quarter of the runs the default shape no longer reaches 65,536 calls.
  */
 const deep: [string, Profile, (string | undefined)[], number, string][] = [
   ["dropsPast1000", "contract", [named("nothing queued is lost")], 1001, "1,001 adds of distinct items"],
@@ -65,7 +67,7 @@ const deep: [string, Profile, (string | undefined)[], number, string][] = [
   ["stampWrapsAt65536", "robust", [named("every add while in flight")], 65538, "get, 65,536 calls, add, done"],
 ];
 
-test.each(deep)(
+test.skipIf(shape !== undefined).each(deep)(
   "the gate rejects %s (%s profile) naming its rule, within 1.5 times its shortest counterexample, in the default shrinking budget",
   async (name, profile, rules, shortest) => {
     const options = { profile, seed: seed ?? 20261202, runs: runs(1000) };
