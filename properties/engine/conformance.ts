@@ -45,7 +45,7 @@ export interface ConformanceOptions {
   /**
    * How long shrinking a failure may take, in milliseconds. When it runs out, the report gives the shortest
    * counterexample found so far and says that it may not be minimal; its token still replays exactly that one.
-   * @defaultValue 5000 ({@link defaultShrinkTimeMs})
+   * @defaultValue 5000
    */
   readonly shrinkTimeMs?: number | undefined;
   /** The longest sequence. @defaultValue 100 calls with few items, 250 with many */
