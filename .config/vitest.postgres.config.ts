@@ -19,6 +19,7 @@ export default defineConfig({
       "properties/test/postgres-input.test.ts",
       "properties/test/postgres-waiting.test.ts",
       "properties/test/postgres-errors.test.ts",
+      "properties/test/postgres-outage.test.ts",
       "properties/test/postgres-sleeping.test.ts",
     ],
   },
