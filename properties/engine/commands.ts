@@ -4,7 +4,8 @@
  */
 import type * as fc from "fast-check";
 import type { WorkQueueModel } from "../../model/index.js";
-import type { ItemVerb, Operation } from "./operation.js";
+import { type Expectation, expectationOf } from "./expectation.js";
+import type { Answer, ItemVerb, Operation } from "./operation.js";
 import { showCall, showValue } from "./render.js";
 import { perform } from "./subject.js";
 
@@ -21,8 +22,24 @@ export type Profile = "contract" | "robust";
 /** The planned operations of one run, in order. */
 export type Plan = Operation[];
 
+/** A plan as it is recorded on the model: the operations, and what the model answered and showed after each. */
+export interface Planning {
+  /** The operations, in order. */
+  readonly plan: Plan;
+  /** The model's answer and views after each operation, by index. */
+  readonly expected: Expectation[];
+}
+
+/** Records `operation` in `planning`, applies it to the model and records what the model answered and showed. */
+export function record(model: WorkQueueModel<unknown>, planning: Planning, operation: Operation): Answer {
+  planning.plan.push(operation);
+  const answer = perform(model, operation) as Answer; // the model answers at once
+  planning.expected.push(expectationOf(model, operation, answer));
+  return answer;
+}
+
 /** A command over the model (as fast-check's model) and the plan being recorded (as fast-check's real system). */
-export type QueueCommand = fc.Command<WorkQueueModel<unknown>, Plan>;
+export type QueueCommand = fc.Command<WorkQueueModel<unknown>, Planning>;
 
 /** A call of `verb` on a given item, or `get()`; or any given operation. Always applicable. */
 export class CallCommand implements QueueCommand {
@@ -40,9 +57,8 @@ export class CallCommand implements QueueCommand {
   }
 
   /** Records the call and applies it to the model. */
-  run(model: WorkQueueModel<unknown>, plan: Plan): void {
-    plan.push(this.#operation);
-    perform(model, this.#operation);
+  run(model: WorkQueueModel<unknown>, planning: Planning): void {
+    record(model, planning, this.#operation);
   }
 
   /** The call, as a trace shows it. */
@@ -67,11 +83,9 @@ export class HeldCommand implements QueueCommand {
   }
 
   /** Resolves the held item, records the call and applies it to the model. */
-  run(model: WorkQueueModel<unknown>, plan: Plan): void {
+  run(model: WorkQueueModel<unknown>, planning: Planning): void {
     const held = model.snapshot().inFlight;
-    const operation: Operation = { verb: this.verb, item: held[this.pick % held.length] };
-    plan.push(operation);
-    perform(model, operation);
+    record(model, planning, { verb: this.verb, item: held[this.pick % held.length] });
   }
 
   /** The call, naming which held item it picks. */

@@ -395,7 +395,7 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
   let broken: { error: unknown } | undefined;
   const property = fc.asyncProperty(runsOf(options, replay?.replayPath), async (input) => {
     if (broken !== undefined) return; // the driver broke: pass at once, so fast-check neither shrinks nor goes on
-    const plan = planOf(input);
+    const { plan, expected } = planOf(input);
     let violation: Violation | undefined;
     try {
       const { maxRetries, backoff } = input;
@@ -405,6 +405,7 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
         plan,
         verifyOptions,
         backoff,
+        expected,
       );
     } catch (error) {
       broken = { error };

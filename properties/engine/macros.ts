@@ -5,10 +5,9 @@
  * size shrinks the expansion.
  */
 import type { WorkQueueModel } from "../../model/index.js";
-import type { Plan, QueueCommand } from "./commands.js";
+import { type Planning, type QueueCommand, record } from "./commands.js";
 import type { Operation } from "./operation.js";
 import { showValue } from "./render.js";
-import { perform } from "./subject.js";
 
 /** What a macro does, `count` times. */
 export type MacroKind =
@@ -33,11 +32,8 @@ export class MacroCommand implements QueueCommand {
   }
 
   /** Expands into calls, each recorded and applied to the model as it is made. */
-  run(model: WorkQueueModel<unknown>, plan: Plan): void {
-    const call = (operation: Operation) => {
-      plan.push(operation);
-      return perform(model, operation);
-    };
+  run(model: WorkQueueModel<unknown>, planning: Planning): void {
+    const call = (operation: Operation) => record(model, planning, operation);
     const get = (): unknown => {
       const answer = call({ verb: "get" });
       return "value" in answer ? answer.value : undefined;

@@ -1,16 +1,16 @@
 /**
  * Planning: a run's commands, applied to the model by `fc.modelRun`, give the plan — the operations that run, in
- * order — that is then replayed on the implementation.
+ * order — that is then replayed on the implementation, and what the model answered and showed after each.
  */
 import * as fc from "fast-check";
 import type { Scenario } from "./arbitraries.js";
-import type { Plan } from "./commands.js";
+import type { Planning } from "./commands.js";
 import { modelOf } from "./verify.js";
 
-/** Plans a run on the model: the operations that `fc.modelRun` lets through, in order. */
-export function planOf(input: Scenario): Plan {
-  const plan: Plan = [];
-  const setup = () => ({ model: modelOf(input.maxRetries, input.backoff), real: plan });
+/** Plans a run on the model: the operations that `fc.modelRun` lets through, in order, and the model's answers. */
+export function planOf(input: Scenario): Planning {
+  const planning: Planning = { plan: [], expected: [] };
+  const setup = () => ({ model: modelOf(input.maxRetries, input.backoff), real: planning });
   fc.modelRun(setup, input.commands);
-  return plan;
+  return planning;
 }

@@ -4,7 +4,7 @@
  * side waiting for the other once per run. A failure found here is then shrunk by fast-check (see conformance.ts).
  */
 import type { Scenario } from "./arbitraries.js";
-import type { Plan } from "./commands.js";
+import type { Plan, Planning } from "./commands.js";
 import type { Driver, Observe } from "./driver.js";
 import { planOf } from "./plan.js";
 import { isThenable, type MaybePromise } from "./subject.js";
@@ -28,24 +28,24 @@ export async function survey(
   options: VerifyOptions,
   onRun: (plan: Plan) => void,
 ): Promise<SurveyResult> {
-  const plans: Plan[] = [];
+  const plans: Planning[] = [];
   const started: MaybePromise<Observe>[] = [];
   const startUpTo = (last: number) => {
     for (let k = started.length; k <= last && k < inputs.length; k++) {
       const input = inputs[k] as Scenario;
-      const plan = planOf(input);
-      const run = driver.start(input.maxRetries, plan, input.backoff);
+      const planning = planOf(input);
+      const run = driver.start(input.maxRetries, planning.plan, input.backoff);
       // A run started ahead may fail after the survey stopped; its error is the survey's only if it is awaited.
       if (isThenable(run)) Promise.resolve(run).catch(() => {});
-      plans.push(plan);
+      plans.push(planning);
       started.push(run);
     }
   };
   for (const [k, input] of inputs.entries()) {
     startUpTo(k + (driver.lookahead ?? 0));
-    const plan = plans[k] as Plan;
+    const { plan, expected } = plans[k] as Planning;
     const run = started[k] as MaybePromise<Observe>;
-    const violation = await verifyStarted(run, input.maxRetries, plan, options, input.backoff);
+    const violation = await verifyStarted(run, input.maxRetries, plan, options, input.backoff, expected);
     onRun(plan);
     if (violation !== undefined) return { failing: k, violation };
   }

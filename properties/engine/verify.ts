@@ -4,7 +4,8 @@
 import { backoffModel, type ItemState, WorkQueueModel } from "../../model/index.js";
 import type { Plan } from "./commands.js";
 import { type Coverage, transitionOf } from "./coverage.js";
-import type { Observe } from "./driver.js";
+import type { Observation, Observe } from "./driver.js";
+import { type Expectation, meets } from "./expectation.js";
 import { type Invariant, invariants, type Views } from "./invariants.js";
 import type { Answer, Backoff, Operation } from "./operation.js";
 import { isThenable, type MaybePromise, perform } from "./subject.js";
@@ -58,6 +59,11 @@ export function modelOf(maxRetries: number, backoff: Backoff | undefined): WorkQ
 /**
  * Runs `plan` on a fresh model and, through `observe`, on the implementation, checking every invariant after
  * every step. Resolves with the first violation, or `undefined` when the implementation kept them all.
+ *
+ * With `expected`, the model's answers and views recorded while planning, a step that equals them keeps every
+ * invariant (each compares the implementation with the model) and is not run on a model again; from the first
+ * step that differs, the run is verified step by step on a fresh model, the steps before it from what they were
+ * observed to answer. Either way the result is the same; with coverage counted, every step is run on the model.
  */
 export async function verify(
   plan: readonly Operation[],
@@ -65,6 +71,32 @@ export async function verify(
   observe: Observe,
   options: VerifyOptions,
   backoff?: Backoff,
+  expected?: readonly Expectation[],
+): Promise<Violation | undefined> {
+  if (expected === undefined || options.coverage !== undefined) {
+    return verifyEach(plan, maxRetries, observe, options, backoff);
+  }
+  const observed: Observation[] = [];
+  for (const [index, operation] of plan.entries()) {
+    const next = observe(operation, index);
+    const observation = isThenable(next) ? await next : next;
+    observed.push(observation);
+    if (!meets(expected[index] as Expectation, observation, options.compareMessages)) {
+      const again: Observe = (operation, index) =>
+        index < observed.length ? (observed[index] as Observation) : observe(operation, index);
+      return verifyEach(plan, maxRetries, again, options, backoff);
+    }
+  }
+  return undefined;
+}
+
+/** {@link verify}, every step run on the model and checked. */
+async function verifyEach(
+  plan: readonly Operation[],
+  maxRetries: number,
+  observe: Observe,
+  options: VerifyOptions,
+  backoff: Backoff | undefined,
 ): Promise<Violation | undefined> {
   const model = modelOf(maxRetries, backoff);
   const steps: Step[] = [];
@@ -128,14 +160,15 @@ export async function verify(
   return undefined;
 }
 
-/** Verifies a run started on a driver, once it is ready. */
+/** Verifies a run started on a driver, once it is ready; `expected` as in {@link verify}. */
 export async function verifyStarted(
   started: MaybePromise<Observe>,
   maxRetries: number,
   plan: Plan,
   options: VerifyOptions,
   backoff?: Backoff,
+  expected?: readonly Expectation[],
 ): Promise<Violation | undefined> {
   const observe = isThenable(started) ? await started : started;
-  return verify(plan, maxRetries, observe, options, backoff);
+  return verify(plan, maxRetries, observe, options, backoff, expected);
 }

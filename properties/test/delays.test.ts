@@ -411,7 +411,7 @@ describe("the model's time", () => {
   test("advancing by a and then b leaves the same state as advancing by a + b", () => {
     fc.assert(
       fc.property(reached, fc.nat(20), fc.nat(20), (input, a, b) => {
-        const plan = planOf(input);
+        const { plan } = planOf(input);
         const replay = () => {
           const model = modelOf(input.maxRetries, input.backoff);
           for (const operation of plan) perform(model, operation);

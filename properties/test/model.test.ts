@@ -15,7 +15,7 @@ import { params } from "./settings.js";
 /** A model reached by a random sequence of calls (robust profile, shutdown included), and that sequence. */
 const reached = scenario({ profile: "robust", shape: "few", items: anyItems, shutDown: true }).map((input) => ({
   maxRetries: input.maxRetries,
-  plan: planOf(input),
+  plan: planOf(input).plan,
 }));
 
 /** A fresh model that has gone through `plan`. */
