@@ -148,41 +148,121 @@ def is_number(value):
 SHUTTING_DOWN = {True: '{"ok":true,"value":true}', False: '{"ok":true,"value":false}'}
 
 
+def refuse(request):
+    return json.dumps({"ok": False, "error": "unknown or malformed request: " + json.dumps(request)})
+
+
+def on_new(request, queue):
+    if not (isinstance(request.get("maxRetries"), int) and request["maxRetries"] >= 0):
+        return refuse(request), queue
+    backoff = request.get("backoff")
+    if isinstance(backoff, dict) and is_number(backoff.get("baseMs")) and is_number(backoff.get("maxMs")):
+        return ACK, WorkQueue(request["maxRetries"], FakeClock(), (backoff["baseMs"], backoff["maxMs"]))
+    return ACK, WorkQueue(request["maxRetries"], FakeClock())
+
+
+def on_item(verb):
+    """add, done and forget: a string item, nothing to answer."""
+
+    def handle(request, queue):
+        item = request.get("item")
+        if not isinstance(item, str):
+            return refuse(request), queue
+        getattr(queue, verb)(item)
+        return ACK, queue
+
+    return handle
+
+
+def on_retry(request, queue):
+    item = request.get("item")
+    return (REQUEUED[queue.retry(item)] if isinstance(item, str) else refuse(request)), queue
+
+
+def on_get(request, queue):
+    got = queue.get()
+    return (NOTHING if got is None else '{"ok":true,"item":' + json.dumps(got) + "}"), queue
+
+
+def on_add_after(request, queue):
+    item, delay = request.get("item"), request.get("delayMs")
+    if not (isinstance(item, str) and is_number(delay)):
+        return refuse(request), queue
+    queue.add_after(item, delay)
+    return ACK, queue
+
+
+def on_advance(request, queue):
+    if not (is_number(request.get("ms")) and request["ms"] >= 0):
+        return refuse(request), queue
+    queue.advance(request["ms"])
+    return ACK, queue
+
+
+def on_shutdown(request, queue):
+    queue.shut_down()
+    return ACK, queue
+
+
+# Each request's handler, by its "op"; all but hello and new need a queue.
+HANDLERS = {
+    "add": on_item("add"),
+    "done": on_item("done"),
+    "forget": on_item("forget"),
+    "retry": on_retry,
+    "get": on_get,
+    "len": lambda request, queue: ('{"ok":true,"len":' + str(len(queue)) + "}", queue),
+    "addAfter": on_add_after,
+    "advance": on_advance,
+    "waiting": lambda request, queue: ('{"ok":true,"waiting":' + str(queue.waiting) + "}", queue),
+    "shutdown": on_shutdown,
+    "shuttingDown": lambda request, queue: (SHUTTING_DOWN[queue.shutting_down], queue),
+}
+
+
 def answer(request, queue):
     """The reply to one request, as a JSON line without its newline, and the queue to use from now on."""
     op = request.get("op") if isinstance(request, dict) else None
-    item = request.get("item") if isinstance(request, dict) else None
     if op == "hello":
         return HELLO, queue
-    if op == "new" and isinstance(request.get("maxRetries"), int) and request["maxRetries"] >= 0:
-        backoff = request.get("backoff")
-        if isinstance(backoff, dict) and is_number(backoff.get("baseMs")) and is_number(backoff.get("maxMs")):
-            return ACK, WorkQueue(request["maxRetries"], FakeClock(), (backoff["baseMs"], backoff["maxMs"]))
-        return ACK, WorkQueue(request["maxRetries"], FakeClock())
-    if queue is not None and op == "addAfter" and isinstance(item, str) and is_number(request.get("delayMs")):
-        queue.add_after(item, request["delayMs"])
-        return ACK, queue
-    if queue is not None and op == "advance" and is_number(request.get("ms")) and request["ms"] >= 0:
-        queue.advance(request["ms"])
-        return ACK, queue
-    if queue is not None and op == "waiting":
-        return '{"ok":true,"waiting":' + str(queue.waiting) + "}", queue
-    if queue is not None and op in ("add", "done", "forget") and isinstance(item, str):
-        getattr(queue, op)(item)
-        return ACK, queue
-    if queue is not None and op == "retry" and isinstance(item, str):
-        return REQUEUED[queue.retry(item)], queue
-    if queue is not None and op == "get":
-        got = queue.get()
-        return (NOTHING if got is None else '{"ok":true,"item":' + json.dumps(got) + "}"), queue
-    if queue is not None and op == "len":
-        return '{"ok":true,"len":' + str(len(queue)) + "}", queue
-    if queue is not None and op == "shutdown":
-        queue.shut_down()
-        return ACK, queue
-    if queue is not None and op == "shuttingDown":
-        return SHUTTING_DOWN[queue.shutting_down], queue
-    return json.dumps({"ok": False, "error": "unknown or malformed request: " + json.dumps(request)}), queue
+    if op == "new":
+        return on_new(request, queue)
+    handler = HANDLERS.get(op) if isinstance(op, str) else None
+    if handler is None or queue is None:
+        return refuse(request), queue
+    return handler(request, queue)
+
+
+DECODE = json.JSONDecoder().raw_decode
+
+
+def decoded(line):
+    """The request on `line` alone, or one that says why it is malformed."""
+    try:
+        return json.loads(line)
+    except ValueError as error:  # UnicodeDecodeError too
+        return {"malformed": str(error)}
+
+
+def parse(lines):
+    """The requests of `lines`, one per line. Each line is decoded where it lies in the text of them all, about
+    twice as fast as a json.loads per line; a line that does not hold exactly one JSON value, or input that is not
+    UTF-8, is decoded line by line, so that it is answered as malformed, with json's reason."""
+    try:
+        text = b"\n".join(lines).decode()
+    except UnicodeDecodeError:
+        return [decoded(line) for line in lines]
+    requests = []
+    start = 0
+    for line in text.split("\n"):
+        end = start + len(line)
+        try:
+            request, stop = DECODE(text, start)
+        except ValueError:
+            stop = -1
+        requests.append(request if stop == end else decoded(line))
+        start = end + 1
+    return requests
 
 
 def main():
@@ -196,11 +276,7 @@ def main():
             return
         *lines, pending = (pending + chunk).split(b"\n")
         replies = []
-        for line in lines:
-            try:
-                request = json.loads(line)
-            except ValueError as error:
-                request = {"malformed": str(error)}
+        for request in parse(lines):
             reply, queue = answer(request, queue)
             replies.append(reply)
         if replies:
