@@ -4,10 +4,12 @@
  * rejects each deliberately wrong queue.
  */
 import { fileURLToPath } from "node:url";
+import * as fc from "fast-check";
 import type { Profile } from "../properties/engine/commands.js";
-import { checkConformance, checkDriver } from "../properties/engine/conformance.js";
+import { checkConformance, checkDriver, runsOf } from "../properties/engine/conformance.js";
 import { loadFactory } from "../properties/engine/load.js";
-import { stringItems } from "../properties/engine/universes.js";
+import { planOf } from "../properties/engine/plan.js";
+import { anyItems, stringItems } from "../properties/engine/universes.js";
 import { connect } from "../properties/protocol/driver.js";
 import { WorkQueue } from "../src/index.js";
 
@@ -24,6 +26,19 @@ export async function inProcessGate(runs: number): Promise<Throughput> {
   const start = performance.now();
   const report = await checkConformance((options) => new WorkQueue<string>(options), { runs, seed: 1 });
   return { commandsPerSecond: report.commands / ((performance.now() - start) / 1000), commands: report.commands };
+}
+
+/**
+ * The gate's floor: the runs of {@link inProcessGate} (the same `runs`, seed 1, the same items), each planned on the
+ * model and nothing else — what any check against this model pays at least once per call. The gate's rate divided
+ * by this one is the share of its time spent on the model and fast-check's commands.
+ */
+export function planningFloor(runs: number): Throughput {
+  const inputs = fc.sample(runsOf({ items: anyItems }, undefined), { numRuns: runs, seed: 1 });
+  const start = performance.now();
+  let commands = 0;
+  for (const input of inputs) commands += planOf(input).plan.length;
+  return { commandsPerSecond: commands / ((performance.now() - start) / 1000), commands };
 }
 
 /** The gate over the protocol against the Python example; the handshake is not timed. */

@@ -277,7 +277,13 @@ function universeName(options: ConformanceOptions): string {
 const delaysOf = new WeakMap<ConformanceOptions, Delays>();
 
 /** The arbitrary of a check's runs. */
-function runsOf(options: ConformanceOptions, replayPath: string | undefined): fc.Arbitrary<Scenario> {
+/**
+ * The runs a check draws, as fast-check arbitraries: `fc.sample` of it with the check's `runs` and seed gives the
+ * very runs its survey makes (the benchmarks plan them alone, to weigh the gate against its model).
+ *
+ * @internal
+ */
+export function runsOf(options: ConformanceOptions, replayPath: string | undefined): fc.Arbitrary<Scenario> {
   const spec = {
     profile: options.profile ?? "robust",
     items: options.items ?? stringItems,
