@@ -102,6 +102,47 @@ test("a take whose queue is closed while its listening connection is made, which
   expect((error as Error).message).toMatch(/^take refused: the queue "queue-\d+" was closed$/);
 });
 
+test("a take or a drain aborted while it looks, before it sleeps, rejects with the reason at once, not at its next poll", async () => {
+  let looking: () => void = () => {};
+  let hold: Promise<void> | undefined;
+  const held: PoolLike = {
+    // Holds the next call of the queue's functions until the test has aborted, so the abort lands during the look.
+    query: async (text, values) => {
+      const wait = hold;
+      if (wait !== undefined && text.includes("views(")) {
+        hold = undefined;
+        looking();
+        await wait;
+      }
+      return pool.query(text, values);
+    },
+    connect: () => pool.connect(),
+  };
+  // A poll an hour away: were the abort missed, the take would wait past the test's timeout.
+  const queue = new PostgresWorkQueue({ pool: held, schema, name: freshName(), maxRetries: 3, pollMs: 3_600_000 });
+  try {
+    for (const call of ["take", "drain"] as const) {
+      let release: () => void = () => {};
+      hold = new Promise((resolve) => {
+        release = resolve;
+      });
+      const looked = new Promise<void>((resolve) => {
+        looking = resolve;
+      });
+      const controller = new AbortController();
+      const signal = controller.signal;
+      if (call === "drain") await queue.add("a"); // something left, so that the drain has to wait
+      const waiting = call === "take" ? queue.take({ signal }) : queue.shutDownWithDrain({ signal });
+      await looked;
+      controller.abort(new Error(`withdrawn ${call}`));
+      release();
+      await expect(waiting).rejects.toThrow(`withdrawn ${call}`);
+    }
+  } finally {
+    await queue.close();
+  }
+});
+
 test("a take that was aborted while it slept leaves nothing of itself in the queue: its signal can be collected", async () => {
   setFlagsFromString("--expose-gc");
   const gc = runInNewContext("gc") as () => void;

@@ -388,8 +388,12 @@ export class PostgresWorkQueue {
     };
   }
 
-  /** Waits for `woken`, the next expiry or due time, `pollMs` or the abort, whichever comes first. */
+  /**
+   * Waits for `woken`, the next expiry or due time, `pollMs` or the abort, whichever comes first; not at all when
+   * the signal aborted during the look, whose abort event has passed.
+   */
   #sleep(woken: Promise<void>, nextEvent: number | undefined, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.resolve(); // the next round's throwIfAborted rejects with its reason
     return new Promise<void>((resolve) => {
       const timers: (() => void)[] = [];
       const finish = (): void => {
