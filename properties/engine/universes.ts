@@ -30,6 +30,9 @@ function interned(text: string): string {
   return Object.keys({ [text]: 0 })[0] as string;
 }
 
+/** The many string items made so far, by index: each is made and interned once, however many runs use it. */
+const manyKeys: string[] = [];
+
 /** Two long keys that differ only in their last character: a queue that truncates or hashes a prefix merges them. */
 const long = "namespace-with-a-long-name/".repeat(12);
 
@@ -68,7 +71,7 @@ export const stringItems: ItemUniverse = {
     `${long}1`,
     `${long}2`,
   ],
-  many: (i) => interned(`ns/k${i}`),
+  many: (i) => (manyKeys[i] ??= interned(`ns/k${i}`)),
   invalid: [undefined, null],
 };
 

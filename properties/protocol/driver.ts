@@ -217,22 +217,28 @@ function protocolDriver(
    * The requests of one step, built once: the call, then the views read after it — the size after every call, the
    * flag after the first call and after every shutdown.
    */
-  const stepOf = (operation: Operation, index: number): { call: Request; views: ViewRequest[]; all: Request[] } => {
-    const views: ViewRequest[] = [
-      ...(withLen ? [{ view: "size", request: { op: "len" } } as const] : []),
-      ...(withShutdown && (index === 0 || operation.verb === "shutDown")
-        ? [{ view: "shuttingDown", request: { op: "shuttingDown" } } as const]
-        : []),
-      ...(withTime ? [{ view: "waiting", request: { op: "waiting" } } as const] : []),
-    ];
-    const call = requestFor(operation);
-    return { call, views, all: [call, ...views.map((asked) => asked.request)] };
+  const viewsOf = (flag: boolean): readonly ViewRequest[] => [
+    ...(withLen ? [{ view: "size", request: { op: "len" } } as const] : []),
+    ...(withShutdown && flag ? [{ view: "shuttingDown", request: { op: "shuttingDown" } } as const] : []),
+    ...(withTime ? [{ view: "waiting", request: { op: "waiting" } } as const] : []),
+  ];
+  const [plainViews, flagViews] = [viewsOf(false), viewsOf(true)];
+  const stepOf = (operation: Operation, index: number): { call: Request; views: readonly ViewRequest[] } => {
+    const views = index === 0 || operation.verb === "shutDown" ? flagViews : plainViews;
+    return { call: requestFor(operation), views };
   };
-  /** The observation of one step from its replies, in the order of its requests. */
-  const observation = (step: ReturnType<typeof stepOf>, replies: readonly unknown[]): Observation => {
+  const requestsOf = (step: ReturnType<typeof stepOf>): Request[] => [
+    step.call,
+    ...step.views.map((asked) => asked.request),
+  ];
+  /** The observation of one step from its replies, which start at `from`, in the order of its requests. */
+  const observation = (step: ReturnType<typeof stepOf>, replies: readonly unknown[], from = 0): Observation => {
     const views: Record<string, number | boolean> = {};
-    for (const [i, asked] of step.views.entries()) views[asked.view] = viewOf(asked, replies[i + 1], session);
-    return { answer: answerOf(step.call, replies[0], session), views: views as Views };
+    for (let i = 0; i < step.views.length; i++) {
+      const asked = step.views[i] as ViewRequest;
+      views[asked.view] = viewOf(asked, replies[from + i + 1], session);
+    }
+    return { answer: answerOf(step.call, replies[from], session), views: views as Views };
   };
   return {
     name,
@@ -246,17 +252,17 @@ function protocolDriver(
         opened(request, (await session.send([request]))[0], session);
         return async (operation, index) => {
           const step = stepOf(operation, index);
-          return observation(step, await session.send(step.all));
+          return observation(step, await session.send(requestsOf(step)));
         };
       }
       const steps = plan.map(stepOf);
-      const replies = await session.send([request, ...steps.flatMap((step) => step.all)]);
+      const replies = await session.send([request, ...steps.flatMap(requestsOf)]);
       opened(request, replies[0], session);
       // Every reply is checked now, so that a malformed one is a breach even after a wrong answer earlier on.
       let next = 1;
       const observations = steps.map((step) => {
-        next += step.all.length;
-        return observation(step, replies.slice(next - step.all.length, next));
+        next += 1 + step.views.length;
+        return observation(step, replies, next - 1 - step.views.length);
       });
       return (_, index) => observations[index] as Observation;
     },
