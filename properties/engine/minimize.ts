@@ -30,11 +30,9 @@ function allowedPrefix(plan: Plan, profile: Profile, maxRetries: number, backoff
 
 /** The distinct items of `plan` (§1.1), in the order they are first used. */
 function itemsOf(plan: Plan): unknown[] {
-  const items: unknown[] = [];
-  for (const operation of plan) {
-    if ("item" in operation && !items.some((item) => sameItem(item, operation.item))) items.push(operation.item);
-  }
-  return items;
+  const items = new Set<unknown>(); // a Set tells values apart as §1.1 does (SameValueZero), in insertion order
+  for (const operation of plan) if ("item" in operation) items.add(operation.item);
+  return [...items];
 }
 
 /** Whether `operation` is a call on one of `items`. */

@@ -124,7 +124,8 @@ export type Answer = ValueAnswer | ErrorAnswer;
  * `NaN`, and `-0` is `0`, so a queue that keeps its items as `Map` keys may answer `0` for an added `-0`.
  */
 export function sameItem(a: unknown, b: unknown): boolean {
-  return [a].includes(b); // Array#includes compares by SameValueZero
+  // biome-ignore lint/suspicious/noSelfCompare: a value that differs from itself is NaN, which is NaN here
+  return a === b || (a !== a && b !== b); // SameValueZero: `===`, but NaN is NaN
 }
 
 /** True when two answers are the same: the same value (see {@link sameItem}), or errors of the same name and message. */
