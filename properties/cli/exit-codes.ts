@@ -1,3 +1,7 @@
+import { ProtocolBreach, StartError } from "../engine/breach.js";
+import { OptionError } from "../engine/errors.js";
+import { UsageError } from "./args.js";
+
 /**
  * The exit codes of every command-line entry point (`workqueue-conformance` and `npm start`): one table, printed
  * by `--help` and by docs/protocol.md. A usage error never shares a code with a finding.
@@ -20,3 +24,21 @@ export const exitCodeHelp = `exit codes:
      reply or exited early; in process, its factory or a view threw, the queue threw when read (a revoked
      Proxy), a call never settled, or a verb is missing
   4  internal error: a bug in the gate, said in one line (please report it)`;
+
+/**
+ * What stopped a check that did not reach a verdict, and its exit code: the implementation could not be driven
+ * (3); an option, a token or the target was wrong (2); anything else is a bug in the gate (4), said in one line.
+ */
+export function failureOf(error: unknown): {
+  readonly kind: "broke the protocol" | "usage error" | "internal error";
+  readonly message: string;
+  readonly code: number;
+} {
+  if (error instanceof ProtocolBreach)
+    return { kind: "broke the protocol", message: error.message, code: exitCodes["broke the protocol"] };
+  if (error instanceof OptionError || error instanceof StartError || error instanceof UsageError) {
+    return { kind: "usage error", message: error.message, code: exitCodes["usage error"] };
+  }
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return { kind: "internal error", message, code: exitCodes["internal error"] };
+}

@@ -8,7 +8,6 @@ import { writeFile } from "node:fs/promises";
 import { ProtocolBreach, StartError } from "../engine/breach.js";
 import { type ConformanceOptions, checkConformance, checkDriver, replayOptionsOf } from "../engine/conformance.js";
 import { type Driver, inProcess } from "../engine/driver.js";
-import { OptionError } from "../engine/errors.js";
 import { loadFactory } from "../engine/load.js";
 import { plural } from "../engine/render.js";
 import type { SubjectFactory } from "../engine/subject.js";
@@ -18,7 +17,7 @@ import { toJunit } from "../report/junit.js";
 import type { GateOutcome } from "../report/outcome.js";
 import { formatReport, withoutEscapes } from "../report/text.js";
 import { checkReplay, oneLine, UsageError } from "./args.js";
-import { exitCodeHelp, exitCodes } from "./exit-codes.js";
+import { exitCodeHelp, exitCodes, failureOf } from "./exit-codes.js";
 import {
   checkReplayFirst,
   type GateOptions,
@@ -222,12 +221,12 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
  * (3); an option, a token or the target was wrong (2); anything else is a bug in the gate (4).
  */
 function classify(error: unknown): [Pick<GateOutcome, "breach" | "error">, number] {
-  if (error instanceof ProtocolBreach) return [{ breach: error }, exitCodes["broke the protocol"]];
-  if (error instanceof OptionError || error instanceof StartError || error instanceof UsageError) {
-    return [{ error: { kind: "usage error", message: error.message } }, exitCodes["usage error"]];
-  }
-  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return [{ error: { kind: "internal error", message } }, exitCodes["internal error"]];
+  const failure = failureOf(error);
+  if (error instanceof ProtocolBreach) return [{ breach: error }, failure.code];
+  return [
+    { error: { kind: failure.kind as "usage error" | "internal error", message: failure.message } },
+    failure.code,
+  ];
 }
 
 /** The version of workqueue-spec, from its package.json (found upwards from this file, built or not). */

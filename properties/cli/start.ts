@@ -15,12 +15,13 @@ import {
   checkArguments,
   checkOptions,
   checkReplay,
+  oneLine,
   parse,
   type ReplayOptionNames,
   sharedReplayNames,
   UsageError,
 } from "./args.js";
-import { exitCodeHelp, exitCodes } from "./exit-codes.js";
+import { exitCodeHelp, exitCodes, failureOf } from "./exit-codes.js";
 
 const usage = `usage: npm start -- [--runs N] [--seed N] [--profile contract|robust] [--replay TOKEN] [--max-commands N]
        [--shrink-time-ms N]
@@ -98,4 +99,18 @@ async function main(argv: readonly string[]): Promise<number> {
   return exitCodes[verdict];
 }
 
-process.exitCode = await main(process.argv.slice(2));
+/**
+ * {@link main}, with whatever stops it before a verdict said in one line and given its exit code (2 for a token
+ * made under other options, 3 for a queue that could not be driven, 4 for a bug), never a raw stack and exit 1.
+ */
+async function run(argv: readonly string[]): Promise<number> {
+  try {
+    return await main(argv);
+  } catch (error) {
+    const failure = failureOf(error);
+    console.error(`npm start: ${failure.kind}: ${oneLine(failure.message)}`);
+    return failure.code;
+  }
+}
+
+process.exitCode = await run(process.argv.slice(2));

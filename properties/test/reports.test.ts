@@ -347,6 +347,16 @@ describe("a replay token made under other options is a usage error naming the op
     ]);
   });
 
+  test("npm start: a token that decodes but leads to no run of the check ends in one line and exit 4, not a stack and exit 1", () => {
+    // Every field valid, but a path to run 70,000 of a check that makes 500, and no commands to replay.
+    const fields = [3, "contract", true, null, "all", "any values", false, false, 1, "70000:3", "", 1, true];
+    const token = `wq3.${Buffer.from(JSON.stringify(fields)).toString("base64url")}`;
+    const start = join(root, "dist/properties/cli/start.js");
+    const { status, stderr } = spawnSync("node", [start, `--replay=${token}`], { encoding: "utf8" });
+    expect(status).toBe(4);
+    expect(stderr).toMatch(/^npm start: internal error: [^\n]+\n$/);
+  });
+
   test("npm start: exit 2, one line, and nothing checked", async () => {
     const start = join(root, "dist/properties/cli/start.js");
     const { status, stdout, stderr } = spawnSync("node", [start, `--replay=${await made}`], { encoding: "utf8" });
