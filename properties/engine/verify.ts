@@ -109,7 +109,9 @@ async function verifyEach(
       operation.verb === "done" && valid && keyed !== undefined ? model.stateOf(keyed) : undefined;
     options.coverage?.record(transitionOf(operation, model));
     const waitedBefore = operation.verb === "advance" ? model.snapshot().waiting : [];
-    const dueBefore = operation.verb === "addAfter" && valid ? model.dueOf(keyed) : undefined;
+    // A second due time asked for a waiting item: by addAfter, or by a retry that backs off (§7.3 waits as §17 does).
+    const asks = operation.verb === "addAfter" || operation.verb === "retry";
+    const dueBefore = asks && valid ? model.dueOf(keyed) : undefined;
     const expected = perform(model, operation) as Answer;
     const fellDue = waitedBefore.filter(([item]) => model.dueOf(item) === undefined);
     fellDue.sort((a, b) => a[1] - b[1]);
