@@ -8,7 +8,7 @@ import type { Plan } from "../engine/commands.js";
 import { checkConformance } from "../engine/conformance.js";
 import { diagnose } from "../engine/diagnose.js";
 import { inProcess } from "../engine/driver.js";
-import { probePlan, twoItems } from "../engine/independence.js";
+import { probeIndependence, probePlan, twoItems } from "../engine/independence.js";
 import { type Invariant, invariants } from "../engine/invariants.js";
 import { perform, type SubjectFactory } from "../engine/subject.js";
 import { stringItems } from "../engine/universes.js";
@@ -21,7 +21,7 @@ const check = (factory: SubjectFactory<unknown>, profile: "contract" | "robust" 
   checkConformance(factory, { profile, seed, shape, runs: runs(400), items: stringItems });
 
 /** The naive queue of properties/test/wrong/queues.mjs, with the fields its tests reach into. */
-type NaiveQueue = { queue: unknown[] };
+type NaiveQueue = { queue: unknown[]; counts: Map<unknown, number> };
 
 /** The naive queue made by `factory`, changed by `change`: a wrong queue of the test's own. */
 const changed =
@@ -148,6 +148,8 @@ test("the probe's plan is one the contract profile allows, and leaves every kind
     if (held) expect(model.stateOf(operation.item)).toMatch(/^in flight/);
     return perform(model, operation) as { kind: string; value?: unknown };
   });
+  // The model rejects none of the calls: a call it rejected would leave nothing behind to probe.
+  expect(answers.filter((answer) => answer.kind !== "value")).toEqual([]);
   expect(answers.filter((answer) => answer.value !== undefined)).toEqual([
     { kind: "value", value: "a" },
     { kind: "value", value: true },
@@ -193,4 +195,46 @@ test("queues whose error messages differ from one another are not reported as sh
   };
   const report = await check(numbered);
   expect(report.verdict).toBe("conforms");
+});
+
+test("the probe compares the answers too: queues sharing a failure table, without a failures view, differ first at the retry they answer differently", async () => {
+  const table = new Map<unknown, number>();
+  const shared = changed(wrong.naive, (queue) => {
+    queue.counts = table;
+    Object.defineProperty(queue, "failures", { value: undefined });
+  });
+  const found = await probeIndependence(inProcess(shared), ["a", "b"], { compareMessages: false });
+  expect(found?.violation.invariant.rule).toBe("§3.5");
+  expect(found?.violation.detail).toMatch(
+    /^two fresh queues were given the same calls, and answered call 5, retry\("a"\), differently: the first answered true, size 1, the second answered false, size 1; /,
+  );
+  expect(found?.violation.steps).toHaveLength(5);
+});
+
+test("the probe tells two queues apart by an error message too: queues whose get throws, numbering its errors across queues, differ at the first get", async () => {
+  let errors = 0;
+  const counting = changed(wrong.naive, (queue) => {
+    Object.defineProperty(queue, "get", {
+      value: () => {
+        throw new Error(`get failed (error ${++errors})`);
+      },
+    });
+  });
+  const found = await probeIndependence(inProcess(counting), ["a", "b"], { compareMessages: false });
+  expect(found?.violation.invariant.rule).toBe("§3.5");
+  expect(found?.violation.detail).toMatch(
+    /^two fresh queues were given the same calls, and answered call 3, get\(\), differently: the first answered throws Error: get failed \(error 1\), size 2, the second answered throws Error: get failed \(error 5\), size 2; /,
+  );
+});
+
+test("queues that differ only in a view one of them does not show are not reported as sharing state, though both stray alike later", async () => {
+  // Every other queue shows `waiting`, as the model does (0); both give up one retry too late, at call 10.
+  let made = 0;
+  const some = changed(wrong.offByOneGiveUp, (queue) => {
+    if (made++ % 2 === 1) Object.defineProperty(queue, "waiting", { value: 0 });
+  });
+  const driver = inProcess(some);
+  expect(await probeIndependence(driver, ["a", "b"], { compareMessages: false })).toBeUndefined();
+  // The queues do stray from the model: the survey's business, not the probe's.
+  expect((await violationOf(driver, probePlan("a", "b"), 2)).steps).toHaveLength(10);
 });
