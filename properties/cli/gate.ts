@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { ProtocolBreach, StartError } from "../engine/breach.js";
+import { type ProtocolBreach, StartError } from "../engine/breach.js";
 import { type ConformanceOptions, checkConformance, checkDriver, replayOptionsOf } from "../engine/conformance.js";
 import { type Driver, inProcess } from "../engine/driver.js";
 import { loadFactory } from "../engine/load.js";
@@ -216,17 +216,11 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
   return finish(result, { ...options, replay }, io, opened?.protocol === true);
 }
 
-/**
- * What stopped a check that did not reach a verdict, and its exit code: the implementation could not be driven
- * (3); an option, a token or the target was wrong (2); anything else is a bug in the gate (4).
- */
+/** {@link failureOf} as the gate's outcome: a breach keeps its error, for its kind and stderr tail. */
 function classify(error: unknown): [Pick<GateOutcome, "breach" | "error">, number] {
   const failure = failureOf(error);
-  if (error instanceof ProtocolBreach) return [{ breach: error }, failure.code];
-  return [
-    { error: { kind: failure.kind as "usage error" | "internal error", message: failure.message } },
-    failure.code,
-  ];
+  if (failure.kind === "broke the protocol") return [{ breach: error as ProtocolBreach }, failure.code];
+  return [{ error: { kind: failure.kind, message: failure.message } }, failure.code];
 }
 
 /** The version of workqueue-spec, from its package.json (found upwards from this file, built or not). */

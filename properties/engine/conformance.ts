@@ -276,7 +276,6 @@ function universeName(options: ConformanceOptions): string {
 /** The delays each check's options allow: `any` for in-process checks, which can be given `NaN`; `finite` otherwise. */
 const delaysOf = new WeakMap<ConformanceOptions, Delays>();
 
-/** The arbitrary of a check's runs. */
 /**
  * The runs a check draws, as fast-check arbitraries: `fc.sample` of it with the check's `runs` and seed gives the
  * very runs its survey makes (the benchmarks plan them alone, to weigh the gate against its model).
