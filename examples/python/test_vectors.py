@@ -6,8 +6,9 @@ Standard library only. From this folder (or with the package installed, from nod
 
     python3 -m unittest test_vectors
 
-Each vector makes a fresh queue with {"op":"new","maxRetries":N} and replays its steps; a reply passes when it has
-every property of the expected reply with the same value (protocol v1 lets a reply carry more). A vector that needs
+Each vector makes a fresh queue with {"op":"new","maxRetries":N}, replays the steps of the vector it comes `after`
+(and of that one's, back to the first), then its own; a reply passes when it has every property of the expected
+reply with the same value (protocol v1 lets a reply carry more). A vector that needs
 a feature the queue's hello does not announce is skipped. The same loop, with your own mapping from a request to a
 call of your queue, replays the vectors in a Go, Rust or Python project's unit tests.
 """
@@ -29,15 +30,26 @@ def same(expected, actual):
     return all(key in actual and type(actual[key]) is type(value) and actual[key] == value for key, value in expected.items())
 
 
-def replay(vector):
-    """Replays `vector` on a fresh queue; answers None, or the first step whose reply differs and that reply."""
-    reply, queue = answer({"op": "new", "maxRetries": vector["maxRetries"]}, None)
-    if not same({"ok": True}, json.loads(reply)):
-        return "new", reply
-    for number, step in enumerate(vector["steps"], 1):
+def chain(vectors, index):
+    """The steps of vectors[index] with those of the vectors it comes after before them, in replay order."""
+    steps = []
+    while index is not None:
+        steps[:0] = vectors[index]["steps"]
+        index = vectors[index].get("after")
+    return steps
+
+
+def replay(vectors, index):
+    """Replays vectors[index] and its chain on a fresh queue; answers None, or where it first differs: the step's
+    number (0 for `new`), the step and the reply."""
+    new = {"request": {"op": "new", "maxRetries": vectors[index]["maxRetries"]}, "reply": {"ok": True}}
+    reply, queue = answer(new["request"], None)
+    if not same(new["reply"], json.loads(reply)):
+        return 0, new, reply
+    for number, step in enumerate(chain(vectors, index), 1):
         reply, queue = answer(step["request"], queue)
         if not same(step["reply"], json.loads(reply)):
-            return number, reply
+            return number, step, reply
     return None
 
 
@@ -48,17 +60,17 @@ class ConformanceVectors(unittest.TestCase):
         ran = skipped = 0
         for path in FILES:
             document = json.loads(path.read_text(encoding="utf-8"))
-            self.assertEqual(document["formatVersion"], 1, path.name)
-            for vector in document["vectors"]:
+            self.assertEqual(document["formatVersion"], 2, path.name)
+            vectors = document["vectors"]
+            for index, vector in enumerate(vectors):
                 if not set(vector["features"]) <= features:
                     skipped += 1
                     continue
                 ran += 1
-                failure = replay(vector)
+                failure = replay(vectors, index)
                 if failure is not None:
-                    step, reply = failure
-                    expected = "ok" if step == "new" else json.dumps(vector["steps"][step - 1])
-                    self.fail(f"{path.name}: {vector['description']}: step {step}, expected {expected}, got {reply}")
+                    number, step, reply = failure
+                    self.fail(f"{path.name}: {vector['description']}: step {number}, expected {json.dumps(step)}, got {reply}")
         print(f"replayed {ran} vectors from {len(FILES)} files, skipped {skipped}", file=sys.stderr)
         self.assertGreater(ran, 0)
 

@@ -5,14 +5,16 @@
  * the Python example's runner (examples/python/test_vectors.py) replays them all on its queue.
  */
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { beforeAll, describe, expect, test } from "vitest";
 import { WorkQueueModel } from "../../model/index.js";
 import { WorkQueue } from "../../src/index.js";
 import { readView, type SubjectFactory } from "../engine/subject.js";
-import { renderFile, type Vector, type VectorFile } from "../vectors/format.js";
+import { chainOf, renderFile, type VectorFile } from "../vectors/format.js";
 import { generateVectors } from "../vectors/generate.js";
 import { replayVector } from "../vectors/replay.js";
 import { commands, modelAfter, reachable, stateOf, transitionMaxRetries } from "../vectors/transitions.js";
@@ -25,7 +27,9 @@ const names = readdirSync(folder)
 const files = Object.fromEntries(
   names.map((name) => [name, JSON.parse(readFileSync(new URL(name, folder), "utf8")) as VectorFile]),
 );
-const vectors = names.flatMap((name) => (files[name] as VectorFile).vectors.map((vector) => ({ name, vector })));
+const vectors = names.flatMap((name) =>
+  (files[name] as VectorFile).vectors.map((vector, index) => ({ name, vector, index })),
+);
 
 /**
  * `naive`, the correct base of the wrong queues, and the wrong queues that are right on every call protocol v1 can
@@ -51,9 +55,9 @@ async function featuresOf(make: SubjectFactory<string>): Promise<string[]> {
 async function failures(make: SubjectFactory<string>): Promise<string[]> {
   const features = await featuresOf(make);
   const failed: string[] = [];
-  for (const { name, vector } of vectors) {
+  for (const { name, vector, index } of vectors) {
     if (!vector.features.every((feature) => features.includes(feature))) continue;
-    const failure = await replayVector(make, vector);
+    const failure = await replayVector(make, (files[name] as VectorFile).vectors, index);
     if (failure === undefined) continue;
     const { step, request, expected, actual } = failure;
     const replies = `${JSON.stringify(request)}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`;
@@ -72,10 +76,55 @@ test.each(names)("docs/protocol.md gives the number of vectors of %s", (name) =>
   expect(protocol).toMatch(new RegExp(`^\\| \`${name}\` \\| ${count} \\|`, "m"));
 });
 
+test("docs/protocol.md's example vector is one of transitions.json, with the chain it describes", () => {
+  const protocol = readFileSync(new URL("../../docs/protocol.md", import.meta.url), "utf8");
+  const example = JSON.parse(/A vector is\n\n```json\n([^`]*)```/.exec(protocol)?.[1] ?? "null");
+  const list = (files["transitions.json"] as VectorFile).vectors;
+  expect(list).toContainEqual(example);
+  const [, get, add] =
+    /Vector (\d+) is\s+`get` from "a queued", which comes after vector (\d+), `add "a"` on a fresh/.exec(protocol) ??
+    [];
+  expect([example.after, list[Number(get)]?.description, list[Number(get)]?.after]).toEqual([
+    Number(get),
+    "maxRetries 1, a queued, b absent: get",
+    Number(add),
+  ]);
+  expect([list[Number(add)]?.description, list[Number(add)]?.after]).toEqual([
+    'maxRetries 1, a absent, b absent: add "a"',
+    undefined,
+  ]);
+});
+
 test.each(names)("%s follows properties/vectors/vectors.schema.json", (name) => {
   const schema = JSON.parse(readFileSync(new URL("vectors.schema.json", folder), "utf8"));
   const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
   expect(validate(files[name]), JSON.stringify(validate.errors?.slice(0, 5))).toBe(true);
+});
+
+test.each(names)("every `after` of %s names an earlier vector of the same maxRetries", (name) => {
+  const list = (files[name] as VectorFile).vectors;
+  const wrong = list.flatMap(({ after, maxRetries }, index) =>
+    after === undefined || (after < index && list[after]?.maxRetries === maxRetries) ? [] : [`${index} after ${after}`],
+  );
+  expect(wrong).toEqual([]);
+});
+
+test("a chain is replayed from its first vector, and an `after` that names no earlier vector is refused", () => {
+  const step = (item: string) => ({ request: { op: "add", item } as const, reply: { ok: true } });
+  const vector = (item: string, after?: number) => ({
+    description: item,
+    rules: [],
+    features: [],
+    maxRetries: 0,
+    ...(after === undefined ? {} : { after }),
+    steps: [step(item)],
+  });
+  const items = (list: Parameters<typeof chainOf>[0], at: number) => chainOf(list, at).map((s) => s.request.item);
+  expect(items([vector("a"), vector("b", 0), vector("c", 1), vector("d", 0)], 2)).toEqual(["a", "b", "c"]);
+  expect(items([vector("a"), vector("b", 0), vector("c", 1), vector("d", 0)], 3)).toEqual(["a", "d"]);
+  expect(() => chainOf([vector("a", 0)], 0)).toThrow("Expected vector 0's `after` to name an earlier vector, got `0`");
+  expect(() => chainOf([vector("a"), vector("b", 2)], 1)).toThrow("got `2`");
+  expect(() => chainOf([vector("a")], 1)).toThrow("Expected a vector at index 1 of 1");
 });
 
 describe("the committed files are a fresh generation (run `npm run vectors` after changing the model or a trace)", () => {
@@ -130,10 +179,11 @@ test("transitions.json covers every reachable transition of its state space", as
   const covered = new Set<string>();
   const isCommand = (request: object) =>
     commands.some((command) => JSON.stringify(command) === JSON.stringify(request));
-  for (const vector of file.vectors as Vector[]) {
-    const requests = vector.steps.map((step) => step.request);
+  for (const [index, vector] of file.vectors.entries()) {
+    const requests = chainOf(file.vectors, index).map((step) => step.request);
+    const own = requests.length - vector.steps.length;
     for (const [i, request] of requests.entries()) {
-      if (!isCommand(request)) continue;
+      if (i < own || !isCommand(request)) continue;
       const before = stateOf(await modelAfter(vector.maxRetries, requests.slice(0, i)));
       covered.add(`${vector.maxRetries} | ${before} | ${JSON.stringify(request)}`);
     }
@@ -145,6 +195,28 @@ test("transitions.json covers every reachable transition of its state space", as
     transitions: reachableTransitions.size,
     covered: covered.size,
   });
+});
+
+test("workqueue-vectors writes transitions.json as committed, and names a folder it cannot write", async () => {
+  const bin = new URL("../../dist/properties/cli/vectors.js", import.meta.url).pathname;
+  const out = mkdtempSync(join(tmpdir(), "vectors-"));
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [bin, "--out", out]);
+    expect(stdout).toBe(`wrote ${join(out, "transitions.json")}: 9,860 vectors\n`);
+    expect(readFileSync(join(out, "transitions.json"), "utf8")).toBe(
+      readFileSync(new URL("transitions.json", folder), "utf8"),
+    );
+    const missing = join(out, "no-such-folder");
+    const failed = await promisify(execFile)(process.execPath, [bin, "--out", missing]).catch((error) => error);
+    expect([failed.code, failed.stderr]).toEqual([
+      2,
+      expect.stringMatching(
+        new RegExp(`^workqueue-vectors: cannot write ${join(missing, "transitions.json")}: ENOENT`),
+      ),
+    ]);
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
 });
 
 test("the Python example replays every vector on its queue with examples/python/test_vectors.py", async () => {

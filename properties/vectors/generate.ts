@@ -6,10 +6,10 @@
 import { WorkQueueModel } from "../../model/index.js";
 import type { CallRequest } from "../protocol/reply.js";
 import { edgeScripts } from "./edges.js";
-import { featuresOf, formatVersion, type Vector, type VectorFile } from "./format.js";
+import { chainOf, featuresOf, formatVersion, type Vector, type VectorFile } from "./format.js";
 import { record } from "./replay.js";
 import { traceRequests } from "./traces.js";
-import { commands, modelAfter, reachable, rulesOf, transitionMaxRetries } from "./transitions.js";
+import { commands, modelAfter, reachable, rulesOf, stateOf, transitionMaxRetries } from "./transitions.js";
 
 /** The model, as the queue whose replies are recorded. */
 const model = (options: { maxRetries: number }) => new WorkQueueModel<string>(options);
@@ -44,21 +44,38 @@ async function tracesFile(traces: readonly { name: string; text: string }[]): Pr
   };
 }
 
-/** Every reachable transition of the state space of properties/vectors/transitions.ts, one vector each. */
-async function transitionsFile(): Promise<VectorFile> {
+/**
+ * Every reachable transition of the state space of properties/vectors/transitions.ts, one vector each: the command
+ * and the views after it, `after` the vector whose command first reached the state (none from the fresh queue's).
+ */
+export async function transitionsFile(): Promise<VectorFile> {
   const vectors: Vector[] = [];
   let states = 0;
   for (const maxRetries of transitionMaxRetries) {
     const found = await reachable(maxRetries);
     states += found.length;
+    /** Each state's vector: the one whose command first reached it, which the state's own vectors continue. */
+    const reachedBy = new Map<string, number>();
     for (const { state, path } of found) {
       const before = await modelAfter(maxRetries, path);
+      const after = reachedBy.get(state);
+      const down = before.shuttingDown;
       for (const command of commands) {
-        const shuts = [...path, command].some((request) => request.op === "shutdown");
+        const shuts = down || command.op === "shutdown";
         const views: CallRequest[] = shuts ? [{ op: "len" }, { op: "shuttingDown" }] : [{ op: "len" }];
         const call = command.item === undefined ? command.op : `${command.op} ${JSON.stringify(command.item)}`;
-        const description = `maxRetries ${maxRetries}, ${state}: ${call}`;
-        vectors.push(await vectorOf(description, rulesOf(before, command), maxRetries, [...path, command, ...views]));
+        const steps = (await record(model, maxRetries, [...path, command, ...views])).slice(path.length);
+        const chain = after === undefined ? steps : [...chainOf(vectors, after), ...steps];
+        vectors.push({
+          description: `maxRetries ${maxRetries}, ${state}: ${call}`,
+          rules: rulesOf(before, command),
+          features: featuresOf(chain),
+          maxRetries,
+          ...(after === undefined ? {} : { after }),
+          steps,
+        });
+        const next = stateOf(await modelAfter(maxRetries, [...path, command]));
+        if (!reachedBy.has(next)) reachedBy.set(next, vectors.length - 1);
       }
     }
   }
@@ -69,9 +86,10 @@ async function transitionsFile(): Promise<VectorFile> {
       '"a" and "b", maxRetries 0, 1 and 2; a state is each item\'s state (absent, queued, in flight, in flight and ' +
       "dirty), the order of the queued items, each item's failure count capped at maxRetries + 1, and whether the " +
       "queue is shutting down. A transition is a state and one of the commands add, done, retry and forget of each " +
-      "item, get and shutdown. Each vector is the shortest path to its state, the command, and the views after it " +
-      "(len, and shuttingDown once the vector shuts down); every reachable state is the state after some command, " +
-      "so the views are checked in every one.",
+      "item, get and shutdown. Each vector is the command and the views after it (len, and shuttingDown once the " +
+      "queue shut down), made on the queue that the vector `after` it leaves: the one whose command first reached " +
+      "the state, so that the chain is the shortest path to it. Every reachable state is the state after some " +
+      "command, so the views are checked in every one.",
     coverage: { states, transitions: states * commands.length, covered: vectors.length },
     vectors,
   };

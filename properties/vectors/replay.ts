@@ -5,7 +5,7 @@
  */
 import type { Subject, SubjectFactory } from "../engine/subject.js";
 import { type CallRequest, replyOf } from "../protocol/reply.js";
-import type { Vector, VectorStep } from "./format.js";
+import { chainOf, type Vector, type VectorStep } from "./format.js";
 
 /** The reply of a call that threw, as protocol v1 answers it (docs/protocol.md: `{"ok":false,"error":…}`). */
 async function replyOrError(queue: Subject<string>, request: CallRequest): Promise<object> {
@@ -48,13 +48,18 @@ export function matches(expected: object, actual: object): boolean {
 }
 
 /**
- * Replays `vector` on a fresh queue from `make` and answers where it first answered otherwise, or `undefined` when
- * every reply matched. It does not check that the queue offers the vector's features: the caller skips the
- * vectors whose features its queue lacks.
+ * Replays the vector at `index` of `vectors` (a file's vectors), with its chain before it, on a fresh queue from
+ * `make`, and answers where it first answered otherwise — the step's index in the chain — or `undefined` when every
+ * reply matched. It does not check that the queue offers the vector's features: the caller skips the vectors whose
+ * features its queue lacks.
  */
-export async function replayVector(make: SubjectFactory<string>, vector: Vector): Promise<VectorFailure | undefined> {
-  const queue = await make({ maxRetries: vector.maxRetries });
-  for (const [step, { request, reply: expected }] of vector.steps.entries()) {
+export async function replayVector(
+  make: SubjectFactory<string>,
+  vectors: readonly Vector[],
+  index: number,
+): Promise<VectorFailure | undefined> {
+  const queue = await make({ maxRetries: (vectors[index] as Vector).maxRetries });
+  for (const [step, { request, reply: expected }] of chainOf(vectors, index).entries()) {
     const actual = await replyOrError(queue, request);
     if (!matches(expected, actual)) return { step, request, expected, actual };
   }
