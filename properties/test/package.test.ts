@@ -1,0 +1,38 @@
+/**
+ * The package works where a stranger installs it: its commands are the self-contained bundles of `npm run build`
+ * (.config/bundle.mjs), which run with nothing installed beside them. `npm run check:consumer` installs the packed
+ * package in fresh projects.
+ */
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { expect, test } from "vitest";
+
+const root = new URL("../../", import.meta.url).pathname;
+const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+  version: string;
+  bin: Record<string, string>;
+};
+const python = join(root, "examples/python/workqueue.py");
+
+/** Runs the package's command `name` from `dir`, a copy of the package or the repository, in `cwd`. */
+function command(dir: string, name: string, args: readonly string[], cwd = dir) {
+  const bin = join(dir, manifest.bin[name] as string);
+  return spawnSync(process.execPath, [bin, ...args], { cwd, encoding: "utf8", env: { ...process.env, CI: "1" } });
+}
+
+test("the package's commands run with no node_modules beside them: the gate checks the Python example, the vectors are written", () => {
+  const copy = mkdtempSync(join(tmpdir(), "workqueue-bundle-"));
+  writeFileSync(join(copy, "package.json"), JSON.stringify(manifest));
+  for (const file of Object.values(manifest.bin)) {
+    mkdirSync(dirname(join(copy, file)), { recursive: true });
+    copyFileSync(join(root, file), join(copy, file));
+  }
+  const gate = command(copy, "workqueue-conformance", ["--runs", "5", "--", "python3", python]);
+  expect([gate.status, gate.stderr]).toEqual([0, ""]);
+  expect(gate.stdout).toContain("✓ robust profile conforms: 5 runs");
+  expect(command(copy, "workqueue-conformance", ["--version"]).stdout).toBe(`workqueue-spec ${manifest.version}\n`);
+  const vectors = command(copy, "workqueue-vectors", ["--out", copy]);
+  expect([vectors.status, vectors.stdout]).toEqual([0, `wrote ${join(copy, "transitions.json")}: 9,860 vectors\n`]);
+});
