@@ -1,7 +1,7 @@
 /**
  * The package works where a stranger installs it: its commands are the self-contained bundles of `npm run build`
- * (.config/bundle.mjs), which run with nothing installed beside them. `npm run check:consumer` installs the packed
- * package in fresh projects.
+ * (.config/bundle.mjs), which run with nothing installed beside them, and `--module` loads TypeScript where it can
+ * and says what to do where it cannot. `npm run check:consumer` installs the packed package in fresh projects.
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -35,4 +35,21 @@ test("the package's commands run with no node_modules beside them: the gate chec
   expect(command(copy, "workqueue-conformance", ["--version"]).stdout).toBe(`workqueue-spec ${manifest.version}\n`);
   const vectors = command(copy, "workqueue-vectors", ["--out", copy]);
   expect([vectors.status, vectors.stdout]).toEqual([0, `wrote ${join(copy, "transitions.json")}: 9,860 vectors\n`]);
+});
+
+test("--module loads a TypeScript module with the tsx installed in its project, and checks it", () => {
+  const fixture = join(root, "properties/test/fixtures/reference.ts");
+  const { status, stdout, stderr } = command(root, "workqueue-conformance", ["--runs", "5", "--module", fixture]);
+  expect([status, stderr]).toEqual([0, ""]);
+  expect(stdout).toContain("✓ robust profile conforms: 5 runs");
+});
+
+test("--module of TypeScript that neither Node.js 20 nor a tsx can load: exit 2, saying to install tsx or compile it, in the reports too", () => {
+  const project = mkdtempSync(join(tmpdir(), "workqueue-no-tsx-"));
+  writeFileSync(join(project, "my-queue.ts"), "export default (options: { maxRetries: number }) => options;\n");
+  const args = ["--json", "--junit", "report.xml", "--module", "./my-queue.ts"];
+  const { status, stdout } = command(root, "workqueue-conformance", args, project);
+  const message = `Node.js ${process.version} cannot load TypeScript (\`./my-queue.ts\`) by itself: install tsx in its project (npm install --save-dev tsx) and the gate loads it with tsx, or compile it to JavaScript and give the .js file`;
+  expect([status, JSON.parse(stdout).error]).toEqual([2, { kind: "usage error", message }]);
+  expect(readFileSync(join(project, "report.xml"), "utf8")).toContain('<error type="usage error"');
 });
