@@ -1,6 +1,6 @@
 /**
  * The documents say what the code does: docs/protocol.md prints every schema the gate validates with, and the
- * usage the command prints.
+ * usage the command prints; the documents name the version package.json has.
  */
 import { readFileSync } from "node:fs";
 import { expect, test } from "vitest";
@@ -8,7 +8,13 @@ import { exitCodes } from "../cli/exit-codes.js";
 import { usage } from "../cli/gate.js";
 import { replySchemas, requestSchemas } from "../protocol/schema.js";
 
-const protocol = readFileSync(new URL("../../docs/protocol.md", import.meta.url), "utf8");
+const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), "utf8");
+const protocol = read("docs/protocol.md");
+const manifest = JSON.parse(read("package.json")) as {
+  version: string;
+  homepage: string;
+  exports: Record<string, unknown>;
+};
 
 test.each([
   ...Object.entries(requestSchemas).map(([op, schema]) => [`\`${op}\` request`, schema] as const),
@@ -20,4 +26,17 @@ test.each([
 test.each(Object.entries(exitCodes))("docs/protocol.md and --help give exit code %s the number %i", (meaning, code) => {
   expect(protocol).toMatch(new RegExp(`^\\| ${code} \\| .*${meaning}`, "m"));
   expect(usage).toMatch(new RegExp(`^  ${code}  `, "m"));
+});
+
+test.each(["README.md", "docs/protocol.md", "docs/spec.md", "docs/api.md"])(
+  "%s names no version of workqueue-spec but package.json's",
+  (file) => {
+    const named = [...read(file).matchAll(/workqueue-spec[- ]v?(\d+\.\d+\.\d+\S*?)(?:\.tgz)?\b/g)].map(([, v]) => v);
+    expect(named).toEqual(named.map(() => manifest.version));
+  },
+);
+
+test("README.md and docs/protocol.md name the tarball `npm pack` writes", () => {
+  for (const file of ["README.md", "docs/protocol.md"])
+    expect(read(file)).toContain(`workqueue-spec-${manifest.version}.tgz`);
 });
