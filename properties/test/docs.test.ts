@@ -1,6 +1,7 @@
 /**
  * The documents say what the code does: docs/protocol.md prints every schema the gate validates with, and the
- * usage the command prints; the documents name the version package.json has.
+ * usage the command prints; the documents name the version package.json has; the index of the API docs lists every
+ * entry point the package exports.
  */
 import { readFileSync } from "node:fs";
 import { expect, test } from "vitest";
@@ -39,4 +40,17 @@ test.each(["README.md", "docs/protocol.md", "docs/spec.md", "docs/api.md"])(
 test("README.md and docs/protocol.md name the tarball `npm pack` writes", () => {
   for (const file of ["README.md", "docs/protocol.md"])
     expect(read(file)).toContain(`workqueue-spec-${manifest.version}.tgz`);
+});
+
+test("docs/api.md, the index of the API docs, lists every entry point by its import path, and links the README", () => {
+  const api = read("docs/api.md");
+  const entries = Object.keys(manifest.exports)
+    .filter((path) => !path.includes("*") && !path.endsWith(".json"))
+    .map((path) => `workqueue-spec${path.slice(1)}`);
+  const listed = [...api.matchAll(/^\| \{@link "([^"]+)"! \| `([^`]+)`\} \|/gm)].map(([, target, shown]) => {
+    expect(shown).toBe(target);
+    return target;
+  });
+  expect(listed.sort()).toEqual(entries.sort());
+  expect(api).toContain(`[the package's README](${manifest.homepage})`);
 });

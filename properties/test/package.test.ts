@@ -1,10 +1,11 @@
 /**
  * The package works where a stranger installs it: its commands are the self-contained bundles of `npm run build`
- * (.config/bundle.mjs), which run with nothing installed beside them, and `--module` loads TypeScript where it can
- * and says what to do where it cannot. `npm run check:consumer` installs the packed package in fresh projects.
+ * (.config/bundle.mjs), which run with nothing installed beside them; `--module` loads TypeScript where it can and
+ * says what to do where it cannot; and the links of its declarations lead somewhere from node_modules/ (an editor
+ * shows them). `npm run check:consumer` installs the packed package in fresh projects.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { expect, test } from "vitest";
@@ -13,6 +14,8 @@ const root = new URL("../../", import.meta.url).pathname;
 const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
   version: string;
   bin: Record<string, string>;
+  files: string[];
+  repository: { url: string };
 };
 const python = join(root, "examples/python/workqueue.py");
 
@@ -52,4 +55,36 @@ test("--module of TypeScript that neither Node.js 20 nor a tsx can load: exit 2,
   const message = `Node.js ${process.version} cannot load TypeScript (\`./my-queue.ts\`) by itself: install tsx in its project (npm install --save-dev tsx) and the gate loads it with tsx, or compile it to JavaScript and give the .js file`;
   expect([status, JSON.parse(stdout).error]).toEqual([2, { kind: "usage error", message }]);
   expect(readFileSync(join(project, "report.xml"), "utf8")).toContain('<error type="usage error"');
+});
+
+/** The anchor GitHub gives a heading (github-slugger): lower case, no punctuation or symbols, spaces as hyphens. */
+const githubSlug = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N} _-]/gu, "")
+    .replaceAll(" ", "-");
+
+test("GitHub's anchor of a heading of the spec drops the section sign and the code's punctuation", () => {
+  expect(["§4 `add(item)`", "§2 State and the caller's protocol"].map(githubSlug)).toEqual([
+    "4-additem",
+    "2-state-and-the-callers-protocol",
+  ]);
+});
+
+test("every link in the shipped declarations leads to a heading of a document the repository has and the package ships", () => {
+  const blob = `${manifest.repository.url.replace(/^git\+/, "").replace(/\.git$/, "")}/blob/main/`;
+  const links = readdirSync(join(root, "dist"), { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith(".d.ts") && !file.startsWith("bench/"))
+    .flatMap((file) => readFileSync(join(root, "dist", file), "utf8").split("\n"))
+    .filter((line) => /^\s*(\/\*\*|\*)/.test(line)) // the doc comments
+    .flatMap((line) => [...line.matchAll(/\[[^\]]+\]\(([^)\s]*)\)/g)].map(([, link]) => link as string));
+  expect(links.length).toBeGreaterThan(300);
+  const broken = links.filter((link) => {
+    if (!link.startsWith(blob)) return true;
+    const [file = "", anchor] = link.slice(blob.length).split("#");
+    if (!manifest.files.includes(file)) return true;
+    const headings = [...readFileSync(join(root, file), "utf8").matchAll(/^#{1,6} (.*)$/gm)].map(([, h]) => h ?? "");
+    return anchor !== undefined && !headings.map(githubSlug).includes(anchor);
+  });
+  expect(new Set(broken)).toEqual(new Set());
 });
