@@ -54,3 +54,18 @@ test("docs/api.md, the index of the API docs, lists every entry point by its imp
   expect(listed.sort()).toEqual(entries.sort());
   expect(api).toContain(`[the package's README](${manifest.homepage})`);
 });
+
+test("the README's Development section names the server, the database and the variables the suites read", () => {
+  const readme = read("README.md");
+  const development = readme.slice(readme.indexOf("\n## Development\n"));
+  const database = read("properties/test/postgres/database.ts");
+  const [, variable, user, host, name] =
+    /process\.env\.(\w+) \?\? "postgres:\/\/(\w+)@([\d.:]+)\/(\w+)"/.exec(database) ?? [];
+  expect(development).toContain(`**PostgreSQL** at \`${host}\`, user \`${user}\``);
+  expect(development).toContain(`database \`${name}\``);
+  const settings = read("properties/test/settings.ts");
+  for (const used of [variable, "WORKQUEUE_SEED", "WORKQUEUE_RUNS_SCALE"]) {
+    expect(settings + database).toContain(`env.${used}`);
+    expect(development).toContain(`\`${used}`);
+  }
+});
