@@ -9,7 +9,8 @@ import base from "./vitest.config.js";
 // timed ones; and the coverage suite, which checks the generator, not src/ or model/; and the vectors suite, which
 // checks the committed vector files and runs the Python example (not in the sandbox); and the PostgreSQL suites,
 // whose code (src/postgres/) `npm run mutate:postgres` mutates on its own: LeaseModel's own suite covers model/;
-// and the replay suite, which runs the vitest helpers' printed replays in a project of its own (the gate, not src/).
+// and the replay suite, which runs the vitest helpers' printed replays in a project of its own (the gate, not src/);
+// and the package suite, which runs the bundled commands of dist/bin/, and the README's samples, which run npm start.
 export default mergeConfig(
   base,
   defineConfig({
@@ -26,6 +27,8 @@ export default mergeConfig(
         "properties/test/coverage.test.ts",
         "properties/test/vectors.test.ts",
         "properties/test/helper-replay.test.ts",
+        "properties/test/package.test.ts",
+        "properties/test/readme-samples.test.ts",
         "properties/test/postgres-*.test.ts",
       ],
     },

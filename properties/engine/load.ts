@@ -1,6 +1,7 @@
 /**
- * Loads a queue factory from a JavaScript module.
+ * Loads a queue factory from a JavaScript module, or a TypeScript one where it can.
  */
+import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { SubjectFactory } from "./subject.js";
@@ -9,10 +10,11 @@ import type { SubjectFactory } from "./subject.js";
  * Imports `file` and returns the queue factory it exports: the export `name` if given, else `factory`, else the
  * default export.
  *
- * @throws TypeError when the module exports no function under that name, or a class instead of a factory.
+ * @throws TypeError when the module exports no function under that name, or a class instead of a factory; or when
+ * it is TypeScript that neither the runtime nor a tsx installed beside it can load, saying what to do.
  */
 export async function loadFactory(file: string, name?: string): Promise<SubjectFactory<unknown>> {
-  const module = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
+  const module = await importModule(file);
   const names = name === undefined ? ["factory", "default"] : [name];
   const factory = names.map((n) => module[n]).find((value) => typeof value === "function");
   if (factory === undefined) {
@@ -25,4 +27,35 @@ export async function loadFactory(file: string, name?: string): Promise<SubjectF
     );
   }
   return factory as SubjectFactory<unknown>;
+}
+
+/**
+ * Imports `file`. TypeScript loads when the runtime can (under `node --import tsx`, or Node.js 22.18 or newer,
+ * which strips types); else with the tsx that the file's project installed, registered as `--import tsx` would.
+ */
+async function importModule(file: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(resolve(file)).href;
+  try {
+    return (await import(url)) as Record<string, unknown>;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "ERR_UNKNOWN_FILE_EXTENSION" || !/\.[cm]?ts$/.test(file)) throw error;
+    const tsx = tsxBeside(file);
+    if (tsx === undefined) {
+      throw new TypeError(
+        `Node.js ${process.version} cannot load TypeScript (\`${file}\`) by itself: install tsx in its project (npm install --save-dev tsx) and the gate loads it with tsx, or compile it to JavaScript and give the .js file`,
+      );
+    }
+    await import(pathToFileURL(tsx).href);
+    // A new URL: the failed import of `url` stays in the module cache.
+    return (await import(`${url}?tsx`)) as Record<string, unknown>;
+  }
+}
+
+/** tsx's loader (`--import tsx`), as the project of `file` resolves it, or `undefined` when it has none. */
+function tsxBeside(file: string): string | undefined {
+  try {
+    return createRequire(resolve(file)).resolve("tsx");
+  } catch {
+    return undefined;
+  }
 }

@@ -13,9 +13,21 @@ export type Peer = keyof typeof peers;
 
 const require = createRequire(import.meta.url);
 
-/** The peers among `names` that cannot be resolved from here. */
+/** The peers this copy of the gate carries inside it, by name: the command-line bundle's (cli/inline-peers.ts). */
+const inlined = new Map<Peer, unknown>();
+
+/**
+ * Makes `modules` the peers of this copy of the gate, found whatever the project installed: the self-contained
+ * bundle of `workqueue-conformance` carries fast-check and ajv inside, and hands them over here before it starts.
+ */
+export function inlinePeers(modules: { readonly [P in Peer]?: unknown }): void {
+  for (const [name, module] of Object.entries(modules)) inlined.set(name as Peer, module);
+}
+
+/** The peers among `names` that this copy of the gate neither carries nor can resolve from here. */
 export function missingPeers(names: readonly Peer[]): Peer[] {
   return names.filter((name) => {
+    if (inlined.has(name)) return false;
     try {
       require.resolve(name);
       return false;
@@ -39,6 +51,7 @@ export function missingPeersMessage(missing: readonly Peer[], what: string): str
  * @throws Error naming the peer and how to install it, when it is missing.
  */
 export function loadPeer<T>(name: Peer, what: string): T {
+  if (inlined.has(name)) return inlined.get(name) as T;
   if (missingPeers([name]).length > 0) throw new Error(missingPeersMessage([name], what));
   return require(name) as T;
 }

@@ -1,6 +1,7 @@
 /**
  * The documents say what the code does: docs/protocol.md prints every schema the gate validates with, and the
- * usage the command prints.
+ * usage the command prints; the documents name the version package.json has; the index of the API docs lists every
+ * entry point the package exports.
  */
 import { readFileSync } from "node:fs";
 import { expect, test } from "vitest";
@@ -8,7 +9,13 @@ import { exitCodes } from "../cli/exit-codes.js";
 import { usage } from "../cli/gate.js";
 import { replySchemas, requestSchemas } from "../protocol/schema.js";
 
-const protocol = readFileSync(new URL("../../docs/protocol.md", import.meta.url), "utf8");
+const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), "utf8");
+const protocol = read("docs/protocol.md");
+const manifest = JSON.parse(read("package.json")) as {
+  version: string;
+  homepage: string;
+  exports: Record<string, unknown>;
+};
 
 test.each([
   ...Object.entries(requestSchemas).map(([op, schema]) => [`\`${op}\` request`, schema] as const),
@@ -20,4 +27,45 @@ test.each([
 test.each(Object.entries(exitCodes))("docs/protocol.md and --help give exit code %s the number %i", (meaning, code) => {
   expect(protocol).toMatch(new RegExp(`^\\| ${code} \\| .*${meaning}`, "m"));
   expect(usage).toMatch(new RegExp(`^  ${code}  `, "m"));
+});
+
+test.each(["README.md", "docs/protocol.md", "docs/spec.md", "docs/api.md"])(
+  "%s names no version of workqueue-spec but package.json's",
+  (file) => {
+    const named = [...read(file).matchAll(/workqueue-spec[- ]v?(\d+\.\d+\.\d+\S*?)(?:\.tgz)?\b/g)].map(([, v]) => v);
+    expect(named).toEqual(named.map(() => manifest.version));
+  },
+);
+
+test("README.md and docs/protocol.md name the tarball `npm pack` writes", () => {
+  for (const file of ["README.md", "docs/protocol.md"])
+    expect(read(file)).toContain(`workqueue-spec-${manifest.version}.tgz`);
+});
+
+test("docs/api.md, the index of the API docs, lists every entry point by its import path, and links the README", () => {
+  const api = read("docs/api.md");
+  const entries = Object.keys(manifest.exports)
+    .filter((path) => !path.includes("*") && !path.endsWith(".json"))
+    .map((path) => `workqueue-spec${path.slice(1)}`);
+  const listed = [...api.matchAll(/^\| \{@link "([^"]+)"! \| `([^`]+)`\} \|/gm)].map(([, target, shown]) => {
+    expect(shown).toBe(target);
+    return target;
+  });
+  expect(listed.sort()).toEqual(entries.sort());
+  expect(api).toContain(`[the package's README](${manifest.homepage})`);
+});
+
+test("the README's Development section names the server, the database and the variables the suites read", () => {
+  const readme = read("README.md");
+  const development = readme.slice(readme.indexOf("\n## Development\n"));
+  const database = read("properties/test/postgres/database.ts");
+  const [, variable, user, host, name] =
+    /process\.env\.(\w+) \?\? "postgres:\/\/(\w+)@([\d.:]+)\/(\w+)"/.exec(database) ?? [];
+  expect(development).toContain(`**PostgreSQL** at \`${host}\`, user \`${user}\``);
+  expect(development).toContain(`database \`${name}\``);
+  const settings = read("properties/test/settings.ts");
+  for (const used of [variable, "WORKQUEUE_SEED", "WORKQUEUE_RUNS_SCALE"]) {
+    expect(settings + database).toContain(`env.${used}`);
+    expect(development).toContain(`\`${used}`);
+  }
 });

@@ -1,15 +1,15 @@
 /**
- * Every TypeScript block of README.md runs as printed, on its own, as a user would run it: stripped of its types,
- * in a separate Node.js process, in a project whose `node_modules/workqueue-spec` is this package as built (`npm
- * test` builds first). The controller runs until it is sent SIGTERM; a block that imports vitest is run by vitest.
- * `npm run check:consumer` runs this file again in a project that installed the packed tarball.
+ * Every TypeScript block of README.md runs as printed, on its own, the way the README says to run it: saved as a
+ * `.ts` file in an ESM project whose `node_modules/workqueue-spec` is this package as built (`npm test` builds
+ * first), and run with `npx tsx file.ts`; a block that imports vitest is a test file, run with `npx vitest run`. The
+ * controller runs until it is sent SIGTERM. `npm run check:consumer` runs this file again in a project that
+ * installed the packed tarball with the README's install lines.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import ts from "typescript";
 import { expect, test } from "vitest";
 import { databaseUrl } from "./postgres/database.js";
 
@@ -24,38 +24,42 @@ for (const [, heading, code] of readme.matchAll(/^###? (.*)$|^```ts\n([\s\S]*?)^
   if (code !== undefined) blocks.push({ section, code });
 }
 
+/** The code of the block in `heading`'s section. */
+const block = (heading: string) => blocks.find((b) => b.section === heading)?.code ?? "";
+
 /**
  * The project the blocks run in: `WORKQUEUE_CONSUMER`, a project that installed the packed package (see
- * .config/consumer.mjs), or else a fresh one whose dependencies are linked from this repository.
+ * .config/consumer.mjs), or else a fresh one whose dependencies, and the `tsx` and `vitest` commands, are linked
+ * from this repository.
  */
 const project = process.env.WORKQUEUE_CONSUMER ?? linkedProject();
 
 function linkedProject(): string {
   const dir = mkdtempSync(join(tmpdir(), "workqueue-readme-"));
-  mkdirSync(join(dir, "node_modules"));
+  mkdirSync(join(dir, "node_modules", ".bin"), { recursive: true });
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "readme-blocks", type: "module", private: true }));
   symlinkSync(root, join(dir, "node_modules", "workqueue-spec"));
-  for (const name of ["fast-check", "ajv", "vitest", "prom-client", "pg"]) {
+  for (const name of ["fast-check", "ajv", "vitest", "prom-client", "pg", "tsx"]) {
     symlinkSync(join(root, "node_modules", name), join(dir, "node_modules", name));
   }
+  symlinkSync(join(root, "node_modules/tsx/dist/cli.mjs"), join(dir, "node_modules/.bin/tsx"));
+  symlinkSync(join(root, "node_modules/vitest/vitest.mjs"), join(dir, "node_modules/.bin/vitest"));
   return dir;
 }
 
-/** Writes `code`, stripped of its types, as `file` in the project. */
+/** Writes `code` as `file` in the project. */
 function write(file: string, code: string): string {
-  const js = ts.transpileModule(code, {
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
-  }).outputText;
-  writeFileSync(join(project, file), js);
-  return join(project, file);
+  writeFileSync(join(project, file), code);
+  return file;
 }
 
-/** Starts `node args…` in the project and collects what it prints. */
+/** Starts `command args…` in the project and collects what it prints. */
 function start(
+  command: string,
   args: readonly string[],
   env: Record<string, string> = {},
 ): { child: ChildProcess; out: string[]; err: string[]; exit: Promise<number> } {
-  const child = spawn(process.execPath, args, {
+  const child = spawn(command, args, {
     cwd: project,
     env: { ...process.env, NO_COLOR: "1", CI: "1", ...env },
   });
@@ -66,6 +70,15 @@ function start(
   const exit = new Promise<number>((resolve) => child.once("close", (code) => resolve(code ?? -1)));
   return { child, out, err, exit };
 }
+
+/** Runs `code` as the README says: saved as `file`, then `npx tsx file`. */
+const tsx = (file: string, code: string, env: Record<string, string> = {}) =>
+  start("npx", ["tsx", write(file, code)], env);
+
+test("the README says how to run its blocks, as this file runs them", () => {
+  expect(readme).toContain("run `npx tsx example.ts`");
+  expect(readme).toContain("save them as `example.test.ts` and run `npx vitest run`");
+});
 
 test("the README has its TypeScript blocks: the API, the controller and the conformance tests", () => {
   expect(blocks.map((block) => block.section)).toEqual([
@@ -79,24 +92,23 @@ test("the README has its TypeScript blocks: the API, the controller and the conf
 });
 
 test("the Prometheus block runs on its own and prints the metrics its comments show", async () => {
-  const block = blocks.find((b) => b.section === "Metrics for Prometheus");
-  const code = block?.code ?? "";
+  const code = block("Metrics for Prometheus");
   const shown = [...code.matchAll(/^\/\/ (workqueue_.*)$/gm)].map(([, line]) => line);
-  const run = start([write("prometheus.mjs", code)]);
+  const run = tsx("prometheus.ts", code);
   expect(await run.exit, run.err.join("")).toBe(0);
   expect(shown).toHaveLength(3);
   expect(run.out.join("").split("\n").filter(Boolean).sort()).toEqual([...shown].sort());
 });
 
 test("the PostgreSQL block runs on its own on the machine's server and prints what its comments show", async () => {
-  const code = blocks.find((b) => b.section === "Many workers on PostgreSQL")?.code ?? "";
+  const code = block("Many workers on PostgreSQL");
   const shown = [...code.matchAll(/^\/\/ (reconciled .*)$/gm)].map(([, line]) => line);
   const pool = new pg.Pool({ connectionString: databaseUrl });
   // The block uses the default schema, "workqueue": made by the block, dropped here before and after.
   const drop = () => pool.query('drop schema if exists "workqueue" cascade');
   await drop();
   try {
-    const run = start([write("postgres.mjs", code)], { DATABASE_URL: databaseUrl });
+    const run = tsx("worker.ts", code, { DATABASE_URL: databaseUrl });
     expect(await run.exit, run.err.join("")).toBe(0);
     expect(shown).toEqual(["reconciled default/web", "reconciled default/db"]);
     expect(run.out.join("").split("\n").filter(Boolean)).toEqual(shown);
@@ -107,15 +119,14 @@ test("the PostgreSQL block runs on its own on the machine's server and prints wh
 });
 
 test("the API block runs on its own and prints what its comments say", async () => {
-  const block = blocks.find((b) => b.section === "The API at a glance");
-  const run = start([write("api.mjs", block?.code ?? "")]);
+  const run = tsx("api.ts", block("The API at a glance"));
   expect(await run.exit).toBe(0);
   expect([run.out.join(""), run.err.join("")]).toEqual(["reconciling default/web\n0 0 0\n", ""]);
 });
 
 test("the controller runs until SIGTERM, reconciles every key, retries the failing one, then drains and exits 0", async () => {
-  const block = blocks.find((b) => b.section === "A controller");
-  const run = start([write("controller.mjs", block?.code ?? "")]);
+  // The project's tsx itself, as `npx tsx` runs it: npm does not pass a SIGTERM on to the command it runs.
+  const run = start(join(project, "node_modules/.bin/tsx"), [write("controller.ts", block("A controller"))]);
   const lines = () => [...run.out, ...run.err].join("").split("\n").filter(Boolean);
   // It keeps running (the resync interval keeps the process up) until it has printed its five lines.
   await new Promise<void>((resolve, reject) => {
@@ -137,16 +148,14 @@ test("the controller runs until SIGTERM, reconciles every key, retries the faili
 });
 
 test("the conformance block (with its lifecycle test) and the virtual-clock block pass when vitest runs them", async () => {
-  const block = blocks.find((b) => b.section === "Checking your own queue");
-  write("conformance.test.mjs", block?.code ?? "");
-  write("virtual-clock.test.mjs", blocks.find((b) => b.section === "Testing it on the virtual clock")?.code ?? "");
-  const vitest = join(project, "node_modules", "vitest", "vitest.mjs");
-  const run = start([vitest, "run", "--root", project, "--reporter", "verbose"]);
+  write("conformance.test.ts", block("Checking your own queue"));
+  write("virtual-clock.test.ts", block("Testing it on the virtual clock"));
+  const run = start("npx", ["vitest", "run", "--reporter", "verbose"]);
   const code = await run.exit;
   const out = run.out.join("");
   expect(code, `${out}\n${run.err.join("")}`).toBe(0);
   expect(out).toContain("the queue conforms to workqueue-spec (contract profile)");
   expect(out).toContain("the queue conforms to workqueue-spec (robust profile)");
   expect(out).toContain("the queue keeps the lifecycle rules of workqueue-spec (with time)");
-  expect(out).toContain("✓ virtual-clock.test.mjs > a failed key comes back after its backoff, and not before");
+  expect(out).toContain("✓ virtual-clock.test.ts > a failed key comes back after its backoff, and not before");
 });
