@@ -56,7 +56,7 @@ export class Fifo {
    */
   #grow(): void {
     const ring = this.#ring;
-    const length = ring.length; // equals `#length`: only a full ring grows
+    const length = this.#length; // equals the capacity: only a full ring grows
     const grown = new Int32Array(2 * length);
     grown.set(ring.subarray(this.#head));
     grown.set(ring.subarray(0, this.#head), length - this.#head);
