@@ -32,9 +32,9 @@ export type State = LiveState | typeof FAILED | typeof TOMBSTONE;
  * state, each of them is a hash lookup, and at a million keys every lookup misses the cache. With a slot, the FIFO
  * holds the slot, so `get` reaches the item and its state by index, and `done` and `add` find the slot with one
  * lookup each: two per cycle. Why parallel typed arrays, not a record per item that the map and the FIFO both
- * reference: at a million keys a record object costs 48 bytes more per key, 86 in all against 52, and the cycle was
- * no faster (docs/performance.md has both, measured in one run). Every array is indexed by small integers, so V8
- * keeps its fast elements, and the queue's hidden class never changes.
+ * reference: a record object costs 48 bytes, 86 a key in all at a million keys against 51, over the budget of 60,
+ * though its cycle was faster there (docs/performance.md has both, measured side by side). Every array is indexed
+ * by small integers, so V8 keeps its fast elements.
  *
  * Every operation is O(1) amortised: a slot comes from the free list or the end of the arrays, which double when
  * full (and never shrink, as the FIFO); the sweep is paid for by the `done`s and `forget`s that made its tombstones.
