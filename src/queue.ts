@@ -1,6 +1,7 @@
 import { type Clock, realClock } from "./clock.js";
 import { Delays } from "./delays.js";
 import { Fifo } from "./fifo.js";
+import { FAILED, IN_FLIGHT, IN_FLIGHT_DIRTY, ItemTable, NO_SLOT, QUEUED } from "./item-table.js";
 import { MetricsRecorder, type MetricsSink } from "./metrics.js";
 import type { RateLimiter } from "./rate-limiters.js";
 import { assertDelay, assertItem, assertMaxRetries, assertShape, expected, signalOf } from "./validate.js";
@@ -35,14 +36,6 @@ export interface WorkQueueOptions<T = unknown> {
    */
   readonly metrics?: MetricsSink | undefined;
 }
-
-/** The states of an item in {@link WorkQueue}'s map ([docs/spec.md §2](../docs/spec.md#§2-state-and-the-callers-protocol)). */
-const QUEUED = 0;
-const IN_FLIGHT = 1;
-const IN_FLIGHT_DIRTY = 2;
-/** A tombstone: the item is absent, but its entry is kept for the next `add` of it (see `WorkQueue.#sweep`). */
-const ABSENT = 3;
-type State = typeof QUEUED | typeof IN_FLIGHT | typeof IN_FLIGHT_DIRTY | typeof ABSENT;
 
 /**
  * A keyed work queue: it collapses repeated `add`s of an item into one pending dispatch, never hands an item to a
@@ -100,18 +93,19 @@ export class WorkQueue<T> {
   readonly maxRetries: number;
 
   /**
-   * Every item that is queued or in flight, with its state, plus tombstones (`ABSENT`) of items that were done.
-   * Invariants: an item maps to `QUEUED` exactly when it is in `#queue`; an item with no entry or a tombstone is
-   * absent; there are never more tombstones than live entries once a `done` returns (`#sweep`).
-   * One map answers both "is it queued?" (dedup) and "is it in flight?" with a single lookup.
+   * Every item that is queued, in flight or has a failure count, with its state and count, plus tombstones of
+   * items that were done. Invariants: an item's state is `QUEUED` exactly when its slot is in `#queue`; an item the
+   * table does not hold, or holds as `FAILED` or `TOMBSTONE`, is absent. One lookup answers both "is it queued?"
+   * (dedup) and "is it in flight?", and finds its failure count too.
    */
-  readonly #states = new Map<T, State>();
-  /** The queued items, oldest first. Invariant: no duplicates, and each maps to `QUEUED` in `#states`. */
-  readonly #queue = new Fifo<T>();
-  /** Invariant: the number of entries of `#states` that are `IN_FLIGHT` or `IN_FLIGHT_DIRTY`. */
+  readonly #table = new ItemTable<T>();
+  /**
+   * The slots of the queued items, oldest first. Invariant: no duplicates, and each is `QUEUED` in `#table`. `get`
+   * takes the slot from here and reaches the item and its state by index, without a lookup.
+   */
+  readonly #queue = new Fifo();
+  /** Invariant: the number of slots of `#table` that are `IN_FLIGHT` or `IN_FLIGHT_DIRTY`. */
   #inFlight = 0;
-  /** Failure counts. Invariant: only positive counts are stored; `forget` deletes the entry. */
-  readonly #failures = new Map<T, number>();
   /** Set by `shutDown`, never cleared. Invariant: while set, `#takers` is empty unless `#delays` is not. */
   #shuttingDown = false;
   /** The queue's clock ([docs/spec.md §3.3](../docs/spec.md#§3-construction)). */
@@ -120,7 +114,7 @@ export class WorkQueue<T> {
   readonly #rateLimiter: RateLimiter<T> | undefined;
   /**
    * The metrics, when a sink was given ([docs/spec.md §19](../docs/spec.md#§19-metrics)). Invariant: told every transition it counts, in
-   * the order they happen, so its queued items are `#queue`'s and its items in flight those of `#states`.
+   * the order they happen, so its queued items are `#queue`'s and its items in flight those of `#table`.
    */
   readonly #metrics: MetricsRecorder<T> | undefined;
   /**
@@ -242,7 +236,7 @@ export class WorkQueue<T> {
 
   /** Makes `item` wait `delayMs` > 0 unless a processing is already due ([docs/spec.md §17.2](../docs/spec.md#§17-delayed-adds), [§17.3](../docs/spec.md#§17-delayed-adds)). */
   #wait(item: T, delayMs: number): void {
-    const state = this.#states.get(item);
+    const state = this.#table.state(this.#table.find(item));
     if (state === QUEUED || state === IN_FLIGHT_DIRTY) return;
     this.#delays.request(item, this.#clock.now() + delayMs);
     this.#arm();
@@ -277,13 +271,25 @@ export class WorkQueue<T> {
 
   /** What an accepted `add` does to `item` ([docs/spec.md §4](../docs/spec.md#§4)), and what an item falling due does ([§17.5](../docs/spec.md#§17-delayed-adds)). */
   #enter(item: T): void {
-    const state = this.#states.get(item);
-    if (state === undefined || state === ABSENT) {
+    const table = this.#table;
+    const slot = table.find(item);
+    if (slot === NO_SLOT) {
       this.#metrics?.added();
-      this.#enqueue(item);
+      this.#enqueue(item, table.insert(item, QUEUED));
+    } else this.#enterAt(item, slot);
+  }
+
+  /** What {@link WorkQueue.#enter} does to `item`, which `#table` holds in `slot`. */
+  #enterAt(item: T, slot: number): void {
+    const table = this.#table;
+    const state = table.state(slot);
+    if (state >= FAILED) {
+      this.#metrics?.added();
+      table.revive(slot);
+      this.#enqueue(item, slot);
     } else if (state === IN_FLIGHT) {
       this.#metrics?.added();
-      this.#states.set(item, IN_FLIGHT_DIRTY);
+      table.set(slot, IN_FLIGHT_DIRTY);
     }
   }
 
@@ -295,10 +301,13 @@ export class WorkQueue<T> {
    * `forget`; until then, the item is not handed out again.
    */
   get(): T | undefined {
-    if (this.#queue.length === 0) return undefined;
-    const item = this.#queue.shift();
-    this.#states.set(item, IN_FLIGHT);
+    const queue = this.#queue;
+    if (queue.length === 0) return undefined;
+    const table = this.#table;
+    const slot = queue.shift();
+    table.set(slot, IN_FLIGHT);
     this.#inFlight++;
+    const item = table.item(slot);
     this.#metrics?.handedOut(item, this.#clock.now());
     return item;
   }
@@ -372,19 +381,19 @@ export class WorkQueue<T> {
    */
   done(item: T): void {
     assertItem(item);
-    const state = this.#states.get(item);
-    if (state === IN_FLIGHT) {
-      this.#metrics?.finished(item, this.#clock.now());
-      this.#states.set(item, ABSENT);
-      this.#inFlight--;
-      this.#sweep();
+    const table = this.#table;
+    const slot = table.find(item);
+    const state = table.state(slot);
+    if (state !== IN_FLIGHT && state !== IN_FLIGHT_DIRTY) return;
+    this.#metrics?.finished(item, this.#clock.now());
+    this.#inFlight--;
+    // An item marked dirty is queued again in the slot it has: no delete and set.
+    if (state === IN_FLIGHT_DIRTY) this.#enqueue(item, slot);
+    else {
+      table.vacate(slot);
       // The only call that can empty a shut-down queue: nothing else ends a flight without queueing.
       if (this.#inFlight === 0 && this.#queue.length === 0 && this.#delays.size === 0)
         this.#drainers.resolveAll(undefined);
-    } else if (state === IN_FLIGHT_DIRTY) {
-      this.#metrics?.finished(item, this.#clock.now());
-      this.#inFlight--;
-      this.#enqueue(item); // reuses the map entry: no delete and set
     }
   }
 
@@ -393,33 +402,18 @@ export class WorkQueue<T> {
    * is marked in flight now, in the caller's call, so a later abort of that take cannot un-take it, and a take
    * withdrawn earlier is no longer in `#takers` to be chosen.
    */
-  #enqueue(item: T): void {
+  #enqueue(item: T, slot: number): void {
     const metrics = this.#metrics;
     metrics?.queued(item, this.#clock.now());
     if (this.#takers.length === 0) {
-      this.#states.set(item, QUEUED);
-      this.#queue.push(item);
+      this.#table.set(slot, QUEUED);
+      this.#queue.push(slot);
     } else {
-      this.#states.set(item, IN_FLIGHT);
+      this.#table.set(slot, IN_FLIGHT);
       this.#inFlight++;
       metrics?.handedOut(item, this.#clock.now());
       this.#takers.resolveOldest(item);
     }
-  }
-
-  /**
-   * Deletes the tombstones once they outnumber the live entries (queued or in flight).
-   *
-   * Why tombstones: a controller's keys come back. Deleting a done item's entry and inserting it again at the next
-   * `add` churns V8's hash table, which then rehashes every live entry again and again; at a million keys that
-   * made a `get → done → add` cycle about 1.6 times slower (docs/performance.md). Reusing the entry costs nothing.
-   * The sweep keeps the memory bounded: at most as many done items stay referenced as there are live ones, none
-   * once the queue is idle, and each sweep is paid for by the `done`s that made its tombstones, O(1) amortised.
-   */
-  #sweep(): void {
-    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: equivalent when they only sweep earlier or more often (`false`, `<`, `-`): a tombstone is an absent item either way, so no caller can tell; the variants that sweep later or never (`true`, `>`, `/`) are killed by properties/test/memory.test.ts
-    if (this.#states.size <= 2 * (this.#queue.length + this.#inFlight)) return;
-    for (const [item, state] of this.#states) if (state === ABSENT) this.#states.delete(item);
   }
 
   /**
@@ -438,17 +432,26 @@ export class WorkQueue<T> {
    */
   retry(item: T): boolean {
     assertItem(item);
-    const failures = (this.#failures.get(item) ?? 0) + 1;
+    const table = this.#table;
+    const failures = table.failures(table.find(item)) + 1;
     const givesUp = failures >= this.maxRetries || this.#shuttingDown;
     const delay = givesUp ? 0 : (this.#rateLimiter?.when(item, failures, this.#clock.now()) ?? 0);
     if (!Number.isFinite(delay)) {
       throw new RangeError(expected("rateLimiter.when(item, failures, nowMs)", "a finite number", delay));
     }
-    this.#failures.set(item, failures);
+    // Found again: the rate limiter may have called the queue, which may have swept the slot or given it one.
+    let slot = table.find(item);
+    if (slot === NO_SLOT) slot = table.insert(item, FAILED);
+    table.fail(slot, failures);
     if (givesUp) return false;
     this.#metrics?.retried();
     if (delay > 0) this.#wait(item, delay);
-    else this.add(item);
+    else {
+      // As `add` requeues it, without looking it up again (`givesUp` covers shutting down).
+      // Stryker disable next-line ConditionalExpression: equivalent: with nothing waiting, #unwait changes nothing; the guard only spares the lookup
+      if (this.#delays.size !== 0) this.#unwait(item);
+      this.#enterAt(item, slot);
+    }
     return true;
   }
 
@@ -461,7 +464,7 @@ export class WorkQueue<T> {
    */
   forget(item: T): void {
     assertItem(item);
-    this.#failures.delete(item);
+    this.#table.forget(this.#table.find(item));
     this.#rateLimiter?.forget?.(item);
   }
 
@@ -473,6 +476,6 @@ export class WorkQueue<T> {
    */
   failures(item: T): number {
     assertItem(item);
-    return this.#failures.get(item) ?? 0;
+    return this.#table.failures(this.#table.find(item));
   }
 }

@@ -78,3 +78,27 @@ test("at most as many done items stay referenced as there are live items", async
   expect(refs.filter((ref) => ref.deref() !== undefined).length).toBeLessThanOrEqual(queue.size + queue.inFlight);
   expect([queue.size, queue.inFlight]).toEqual([0, 1]);
 });
+
+/** The bytes in use, V8's heap and the array buffers, after the current job ends and a full collection runs. */
+async function bytesInUse(): Promise<number> {
+  await collected([]);
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return heapUsed + arrayBuffers;
+}
+
+test("a queue that many distinct items pass through, one at a time, stays as small as its largest backlog", async () => {
+  const queue = new WorkQueue<string>({ maxRetries: 3 });
+  const passThrough = (from: number, count: number) => {
+    for (let i = from; i < from + count; i++) {
+      queue.add(`item-${i}`);
+      queue.done(queue.get() as string);
+    }
+  };
+  passThrough(0, 200_000); // the same code runs before the first reading, so that its compilation is not counted
+  const before = await bytesInUse();
+  passThrough(200_000, 200_000);
+  const grown = (await bytesInUse()) - before;
+  // A queue that kept a few bytes for each item it ever held would have grown by megabytes here.
+  expect(grown).toBeLessThan(1_000_000);
+  expect([queue.size, queue.inFlight]).toEqual([0, 0]);
+});
