@@ -2,7 +2,8 @@
 // tarball in place of the registry (as the docs say to do until the package is published):
 // - a project that only wants the queue runs the README's first install line: the install prints no warning and
 //   brings no other package, the queue works, the Prometheus exporter says how to install prom-client, and the
-//   README's `npx workqueue-conformance` line checks the shipped Python example, with nothing else installed;
+//   README's `npx workqueue-conformance` line checks the shipped Python example, with nothing else installed; the
+//   replay line the gate prints for a wrong queue, pasted, replays its counterexample;
 // - a fresh folder, as a Go, Python or Rust project's CI has, runs docs/protocol.md's and the README's CI lines as
 //   printed against the Python example: exit 0 and a valid JUnit file; with a bad option, exit 2 and still both
 //   reports;
@@ -149,6 +150,20 @@ if (pythonLine === undefined) fail("the README has no `npx workqueue-conformance
 const python = paste(pythonLine, queueOnly);
 if (python.status !== 0 || !python.stdout.includes("✓ robust profile conforms")) {
   fail(`the README's Python line did not conform (exit ${python.status}):\n${python.stdout}${python.stderr}`);
+}
+// A counterexample's printed replay line, pasted as printed in the project: it replays the same steps.
+copyFileSync(join(root, "properties/test/wrong/queues.mjs"), join(queueOnly, "wrong-queues.mjs"));
+writeFileSync(join(queueOnly, "forgets-dirty.mjs"), 'export { lostDirtyMark as default } from "./wrong-queues.mjs";\n');
+const found = paste("npx workqueue-conformance --profile contract --runs 300 --module ./forgets-dirty.mjs", queueOnly);
+const replayLine = /^ {2}replay: (.+)$/m.exec(found.stdout)?.[1];
+/** The counterexample of a report: its broken rule and its numbered steps. */
+const steps = (out) => out.split("\n").filter((line) => /^✗|^ +\d+\. /.test(line));
+if (found.status !== 1 || replayLine === undefined || !replayLine.startsWith("npx workqueue-conformance ")) {
+  fail(`a wrong queue did not print a replay line (exit ${found.status}):\n${found.stdout}${found.stderr}`);
+}
+const replayed = paste(replayLine, queueOnly);
+if (replayed.status !== 1 || steps(replayed.stdout).join("\n") !== steps(found.stdout).join("\n")) {
+  fail(`the printed replay line, pasted, exited ${replayed.status} and printed:\n${replayed.stdout}${replayed.stderr}`);
 }
 const vectors = paste("npx workqueue-vectors --out .", queueOnly);
 if (vectors.status !== 0 || !existsSync(join(queueOnly, "transitions.json"))) {

@@ -59,7 +59,7 @@ export type { Step } from "./engine/verify.js";
 export { type ConnectOptions, connect, type ProtocolDriver } from "./protocol/driver.js";
 export { type JsonSchema, type ReplyKind, type RequestOp, replySchemas, requestSchemas } from "./protocol/schema.js";
 export { serve } from "./protocol/serve.js";
-export { conformanceTests, type TestFunction } from "./report/conformance-tests.js";
+export { conformanceTests, type TestFunction, type TestsOptions } from "./report/conformance-tests.js";
 export { lifecycleTests } from "./report/lifecycle-tests.js";
 export { formatLifecycleReport } from "./report/lifecycle-text.js";
 export { formatReport } from "./report/text.js";

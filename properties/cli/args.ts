@@ -63,8 +63,27 @@ export function parse<O extends NonNullable<ParseArgsConfig["options"]>>(
   try {
     return parseArgs({ args: joined, options, allowPositionals, strict: true });
   } catch (error) {
-    throw new UsageError(oneLine((error as Error).message));
+    throw new UsageError(syntaxMessage(error as Error & { code?: unknown }, Object.keys(options)));
   }
+}
+
+/**
+ * What `parseArgs`' `error` means, in the entry points' own one-line form: an unknown option with the list of the
+ * options there are, an option without its value (or whose value looks like an option), a flag given a value. Any
+ * other message is kept, on one line.
+ */
+function syntaxMessage(error: Error & { code?: unknown }, names: readonly string[]): string {
+  const quoted = /'([^']*)'/.exec(error.message)?.[1];
+  if (error.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && quoted !== undefined) {
+    return `unknown option \`${quoted}\`; the options are ${names.map((name) => `--${name}`).join(", ")}`;
+  }
+  const option = quoted?.split(" ")[0];
+  if (/argument missing$/.test(error.message)) return `\`${option}\` needs a value`;
+  if (/does not take an argument$/.test(error.message)) return `\`${option}\` takes no value`;
+  if (/argument is ambiguous/.test(error.message)) {
+    return `\`${option}\` needs a value; one that starts with a dash is written \`${option}=-…\``;
+  }
+  return oneLine(error.message);
 }
 
 /** `message` on one line: `parseArgs` and module loaders write some on several. */

@@ -122,10 +122,11 @@ export function checkReplayFirst(options: GateOptions): void {
 
 /**
  * The command that replays `token`, with every option that decides the run; `--replay=` so that nothing in the
- * token is read as an option.
+ * token is read as an option; `npx` in front, so that it runs as pasted in a project that installed the package,
+ * where the bin is not on the PATH.
  */
 export function replayCommand(options: GateOptions, token: string): string {
-  const words = ["workqueue-conformance", "--profile", options.check.profile];
+  const words = ["npx", "workqueue-conformance", "--profile", options.check.profile];
   if (options.check.maxCommands !== undefined) words.push("--max-commands", String(options.check.maxCommands));
   if (options.module !== undefined && options.shutDown) words.push("--shutdown");
   if (options.module !== undefined && options.time) words.push("--time");

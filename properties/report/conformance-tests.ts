@@ -1,6 +1,7 @@
 /**
  * The one-line helper that adds the conformance check to someone else's test suite.
  */
+import { basename } from "node:path";
 import type { Profile } from "../engine/commands.js";
 import { type ConformanceOptions, checkConformance } from "../engine/conformance.js";
 import type { SubjectFactory } from "../engine/subject.js";
@@ -33,6 +34,48 @@ export function vitestReplay(name: string, token: string): string {
 }
 
 /**
+ * What the test helpers take besides the check's own options.
+ *
+ * @example
+ * ```ts
+ * conformanceTests(test, (options) => new MyQueue(options), { label: "MyQueue", runs: 500 });
+ * ```
+ *
+ * @public
+ */
+export interface TestsOptions {
+  /**
+   * Ends each test's name, in brackets, so that the name is unique to the call and a printed replay runs that test
+   * alone. @defaultValue the file and line of the call, as `my-queue.test.ts:12`, which moves when the line does:
+   * give a label for a name that stays.
+   */
+  readonly label?: string | undefined;
+}
+
+/**
+ * The file and line that called `helper`, as `my-queue.test.ts:12` (the runner's source maps apply), or
+ * `undefined` when the stack does not say.
+ *
+ * @internal
+ */
+export function callSite(helper: (...args: never[]) => unknown): string | undefined {
+  const holder: { stack?: string } = {};
+  Error.captureStackTrace(holder, helper);
+  const frame = holder.stack?.split("\n")[1] ?? "";
+  const place = /\(?([^\s()]+):(\d+):\d+\)?$/.exec(frame);
+  return place === null ? undefined : `${basename(place[1] as string)}:${place[2]}`;
+}
+
+/**
+ * `name`, ended by `label` in brackets when there is one.
+ *
+ * @internal
+ */
+export function labelled(name: string, label: string | undefined): string {
+  return label === undefined ? name : `${name} [${label}]`;
+}
+
+/**
  * Registers one test per profile that checks the queues `factory` makes against the model, and fails with the
  * counterexample and its replay token. Works with any runner whose `test(name, fn)` awaits `fn`.
  *
@@ -41,13 +84,17 @@ export function vitestReplay(name: string, token: string): string {
  *
  * @param test - The runner's `test(name, fn)`.
  * @param factory - Makes a fresh, empty queue from `{ maxRetries }`, once per run.
- * @param options - What to check, as for `checkConformance`, but the profile: each test checks one.
+ * @param options - What to check, as for `checkConformance`, but the profile: each test checks one; and `label`,
+ * which ends each test's name (see {@link TestsOptions}).
  * @example
  * ```ts
  * import { test } from "vitest";
  * import { conformanceTests } from "workqueue-spec/properties";
  *
  * conformanceTests(test, (options) => new MyQueue(options));
+ * // "the queue conforms to workqueue-spec (contract profile) [my-queue.test.ts:4]", and the robust profile's
+ * conformanceTests(test, (options) => new MyQueue(options), { label: "MyQueue" });
+ * // "the queue conforms to workqueue-spec (contract profile) [MyQueue]", …
  * ```
  *
  * @public
@@ -55,14 +102,15 @@ export function vitestReplay(name: string, token: string): string {
 export function conformanceTests<T>(
   test: TestFunction,
   factory: SubjectFactory<T>,
-  options: Omit<ConformanceOptions, "profile"> = {},
+  options: Omit<ConformanceOptions, "profile"> & TestsOptions = {},
 ): void {
+  const { label = callSite(conformanceTests), ...check } = options;
   for (const profile of ["contract", "robust"] satisfies Profile[]) {
-    const name = `the queue conforms to workqueue-spec (${profile} profile)`;
+    const name = labelled(`the queue conforms to workqueue-spec (${profile} profile)`, label);
     test(
       name,
       async () => {
-        const report = await checkConformance(factory, { ...options, profile });
+        const report = await checkConformance(factory, { ...check, profile });
         if (report.verdict !== "conforms") {
           // The token carries the profile, so only the test of that profile may run it: `-t` picks that one.
           throw new Error(formatReport(report, (token) => vitestReplay(name, token)));

@@ -3,7 +3,7 @@
  */
 import { checkLifecycle, type LifecycleOptions } from "../engine/lifecycle.js";
 import type { LifecycleFactory } from "../engine/lifecycle-scenario.js";
-import { type TestFunction, vitestReplay } from "./conformance-tests.js";
+import { callSite, labelled, type TestFunction, type TestsOptions, vitestReplay } from "./conformance-tests.js";
 import { formatLifecycleReport } from "./lifecycle-text.js";
 
 /** The timeout each test asks for, in milliseconds, from runners that take one (see `conformanceTests`). */
@@ -16,7 +16,8 @@ const timeoutMs = 120_000;
  *
  * @param test - The runner's `test(name, fn)`.
  * @param factory - Makes a fresh, empty queue from `{ maxRetries }` (and `clock`, with `time`), once per run.
- * @param options - What to check, as for `checkLifecycle`.
+ * @param options - What to check, as for `checkLifecycle`; and `label`, which ends the test's name (see
+ * {@link TestsOptions}: the file and line of the call by default).
  * @example
  * ```ts
  * import { test } from "vitest";
@@ -28,12 +29,18 @@ const timeoutMs = 120_000;
  *
  * @public
  */
-export function lifecycleTests(test: TestFunction, factory: LifecycleFactory, options: LifecycleOptions = {}): void {
-  const name = `the queue keeps the lifecycle rules of workqueue-spec${options.time === true ? " (with time)" : ""}`;
+export function lifecycleTests(
+  test: TestFunction,
+  factory: LifecycleFactory,
+  options: LifecycleOptions & TestsOptions = {},
+): void {
+  const { label = callSite(lifecycleTests), ...check } = options;
+  const timed = check.time === true ? " (with time)" : "";
+  const name = labelled(`the queue keeps the lifecycle rules of workqueue-spec${timed}`, label);
   test(
     name,
     async () => {
-      const report = await checkLifecycle(factory, options);
+      const report = await checkLifecycle(factory, check);
       if (report.verdict !== "conforms") {
         throw new Error(formatLifecycleReport(report, (token) => vitestReplay(name, token)));
       }

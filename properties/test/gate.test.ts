@@ -13,6 +13,7 @@ import { invariants } from "../engine/invariants.js";
 import type { SubjectFactory } from "../engine/subject.js";
 import { stringItems } from "../engine/universes.js";
 import { conformanceTests } from "../report/conformance-tests.js";
+import { lifecycleTests } from "../report/lifecycle-tests.js";
 import { formatReport } from "../report/text.js";
 import { runs, seed, shape } from "./settings.js";
 import { verbsOf } from "./subjects.js";
@@ -539,11 +540,30 @@ describe("what is not a finding about the queue", () => {
   });
 });
 
-test("conformanceTests registers one test per profile, each asking for a 120-second timeout", () => {
+test("conformanceTests registers one test per profile, each asking for a 120-second timeout, named by the call's file and line", () => {
   const registered: [string, number | undefined][] = [];
+  const line = Number(new Error().stack?.split("\n")[1]?.match(/:(\d+):\d+\)?$/)?.[1]) + 1;
   conformanceTests((name, _fn, timeout) => void registered.push([name, timeout]), wrong.naive);
   expect(registered).toEqual([
-    ["the queue conforms to workqueue-spec (contract profile)", 120_000],
-    ["the queue conforms to workqueue-spec (robust profile)", 120_000],
+    [`the queue conforms to workqueue-spec (contract profile) [gate.test.ts:${line}]`, 120_000],
+    [`the queue conforms to workqueue-spec (robust profile) [gate.test.ts:${line}]`, 120_000],
+  ]);
+});
+
+test("a label given to conformanceTests or lifecycleTests ends their tests' names in place of the file and line", () => {
+  const registered: string[] = [];
+  conformanceTests((name) => void registered.push(name), wrong.naive, { label: "naive" });
+  lifecycleTests(
+    (name) => void registered.push(name),
+    (options) => new WorkQueue<string>(options),
+    {
+      label: "reference",
+      time: true,
+    },
+  );
+  expect(registered).toEqual([
+    "the queue conforms to workqueue-spec (contract profile) [naive]",
+    "the queue conforms to workqueue-spec (robust profile) [naive]",
+    "the queue keeps the lifecycle rules of workqueue-spec (with time) [reference]",
   ]);
 });

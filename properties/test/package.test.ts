@@ -57,6 +57,29 @@ test("--module of TypeScript that neither Node.js 20 nor a tsx can load: exit 2,
   expect(readFileSync(join(project, "report.xml"), "utf8")).toContain('<error type="usage error"');
 });
 
+test.each([
+  ["a syntax error", "queue.mjs", "syntax error in /QUEUE:2: Unexpected token ';'"],
+  [
+    "an import of a module with a syntax error",
+    "imports.mjs",
+    "syntax error in `./imports.mjs` or a module it imports: Unexpected token ';'",
+  ],
+  [
+    "an import of a missing file",
+    "missing.mjs",
+    "Cannot find module '/FOLDER/none.mjs' imported from /FOLDER/missing.mjs",
+  ],
+  ["no such file", "absent.mjs", "cannot find `./absent.mjs`: there is no file /FOLDER/absent.mjs"],
+])("--module of %s: exit 2, one line naming the user's file, none of the gate's", (_, name, message) => {
+  const project = mkdtempSync(join(tmpdir(), "workqueue-module-"));
+  writeFileSync(join(project, "queue.mjs"), "export default (options) => {\n  return 1 +;\n};\n");
+  writeFileSync(join(project, "imports.mjs"), 'import "./queue.mjs";\nexport default () => {};\n');
+  writeFileSync(join(project, "missing.mjs"), 'import "./none.mjs";\nexport default () => {};\n');
+  const { status, stderr } = command(root, "workqueue-conformance", ["--module", `./${name}`], project);
+  const said = message.replaceAll("/QUEUE", join(project, "queue.mjs")).replaceAll("/FOLDER", project);
+  expect([status, stderr]).toEqual([2, `workqueue-conformance: usage error: ${said} (see --help)\n`]);
+});
+
 /** The anchor GitHub gives a heading (github-slugger): lower case, no punctuation or symbols, spaces as hyphens. */
 const githubSlug = (heading: string) =>
   heading

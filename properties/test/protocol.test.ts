@@ -88,7 +88,7 @@ describe("a wrong implementation over the protocol", () => {
     const { code, out } = await gate("--profile", "contract", "--runs", "300", "--", ...serve(name));
     expect(out).toContain(`does not conform: ${invariant}`);
     expect(out).toMatch(/\n +1\. /);
-    expect(out).toMatch(/replay: workqueue-conformance --profile contract --replay=wq3\.[\w-]+ -- node /);
+    expect(out).toMatch(/replay: npx workqueue-conformance --profile contract --replay=wq3\.[\w-]+ -- node /);
     expect(code).toBe(1);
   });
 
@@ -179,7 +179,7 @@ describe("usage errors exit 2", () => {
     [["--seed", "x", "--", "python3"], "--seed must be an integer"],
     [["python3", "queue.py"], "put the command after `--`"],
     [["--", "no-such-command-here"], "cannot start `no-such-command-here`"],
-    [["--module", "no/such/module.mjs"], "Cannot find module"],
+    [["--module", "no/such/module.mjs"], "no/such/module.mjs"],
   ])("%j", async (argv, message) => {
     const { code, err } = await gate(...argv);
     expect(err).toContain(message);
@@ -187,9 +187,11 @@ describe("usage errors exit 2", () => {
   });
 
   test.each([
-    [["--seed", "-x", "--", "python3"], "Option '--seed' argument is ambiguous. Did you forget"],
-    [["--module"], "Option '--module <value>' argument missing"],
-    [["--module", "no/such/module.mjs"], "Cannot find module"],
+    [["--seed", "-x", "--", "python3"], "`--seed` needs a value; one that starts with a dash is written `--seed=-…`"],
+    [["--module"], "`--module` needs a value"],
+    [["--lockstep=yes", "--", "python3"], "`--lockstep` takes no value"],
+    [["--frob", "--", "python3"], "unknown option `--frob`; the options are --profile, --runs, --seed"],
+    [["--module", "no/such/module.mjs"], "no/such/module.mjs"],
   ])("%j: the message is one line, then see --help", async (argv, message) => {
     const { code, err } = await gate(...argv);
     expect([code, err.split("\n")]).toEqual([

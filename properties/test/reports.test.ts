@@ -157,7 +157,7 @@ describe("each outcome has its exit code, and both reports are written and valid
     [["--profile", "fast", "--module", "m.mjs"], "--profile must be contract or robust, got `fast`", undefined],
     [
       ["--bogus", "--profile", "contract", "--module", "m.mjs"],
-      /^Unknown option '--bogus'\. To specify a positional argument/,
+      /^unknown option `--bogus`; the options are --profile, --runs, .*, --module, --version$/,
       "contract",
     ],
     [["--runs", "0", "--", "cmd"], "--runs must be a positive integer, got `0`", "robust"],
@@ -279,10 +279,13 @@ test("Infinity is spelled out in the JSON report, never null", () => {
 });
 
 describe("a printed replay works when pasted", () => {
-  /** The words of the printed replay command, as a shell splits them (the command quotes what needs it). */
+  /**
+   * The arguments of the printed replay command, as a shell splits them (the command quotes what needs it), after
+   * `npx workqueue-conformance`.
+   */
   const pasted = (out: string) => {
-    const line = /replay: (workqueue-conformance .*)$/m.exec(out)?.[1] ?? "";
-    return [...line.matchAll(/'([^']*)'|(\S+)/g)].map(([, quoted, plain]) => quoted ?? plain ?? "").slice(1);
+    const line = /replay: (npx workqueue-conformance .*)$/m.exec(out)?.[1] ?? "";
+    return [...line.matchAll(/'([^']*)'|(\S+)/g)].map(([, quoted, plain]) => quoted ?? plain ?? "").slice(2);
   };
   const counterexample = (out: string) => /does not conform[\s\S]*?✗ [^\n]*\n(?= {2}found)/.exec(out)?.[0];
 
