@@ -53,6 +53,7 @@ export {
   type OverlappingOptions,
   type OverlappingReport,
 } from "./engine/overlap.js";
+export type { ShrinkStop } from "./engine/shrink-budget.js";
 export type { MaybePromise, Subject, SubjectClock, SubjectFactory, SubjectOptions } from "./engine/subject.js";
 export { anyItems, type ItemUniverse, stringItems } from "./engine/universes.js";
 export type { Step } from "./engine/verify.js";

@@ -1,6 +1,7 @@
 /**
  * The one argument parser of the command-line entry points: `node:util`'s `parseArgs` for the syntax, and the
- * options every check shares (`--profile`, `--runs`, `--seed`, `--replay`, `--max-commands`, `--shrink-time-ms`)
+ * options every check shares (`--profile`, `--runs`, `--seed`, `--replay`, `--max-commands`, `--shrink-calls`,
+ * `--shrink-time-ms`)
  * read and checked in one place. A bad value is a {@link UsageError} naming the option and the value; so is a
  * `--replay` token made under other options, checked before anything is started.
  */
@@ -20,6 +21,7 @@ export const checkOptions = {
   seed: { type: "string" },
   replay: { type: "string" },
   "max-commands": { type: "string" },
+  "shrink-calls": { type: "string" },
   "shrink-time-ms": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -36,7 +38,9 @@ export interface CheckArguments {
   readonly replay: string | undefined;
   /** `--max-commands`, if given. */
   readonly maxCommands: number | undefined;
-  /** `--shrink-time-ms`, the shrinking budget, if given. */
+  /** `--shrink-calls`, the shrinking budget in calls, if given. */
+  readonly shrinkCalls: number | undefined;
+  /** `--shrink-time-ms`, the shrinking safety net of time, if given. */
   readonly shrinkTimeMs: number | undefined;
 }
 
@@ -129,6 +133,7 @@ export function checkArguments(
     seed,
     replay: replayToken(values.replay as string | undefined),
     maxCommands: positive("max-commands", values["max-commands"] as string | undefined),
+    shrinkCalls: positive("shrink-calls", values["shrink-calls"] as string | undefined),
     shrinkTimeMs: positive("shrink-time-ms", values["shrink-time-ms"] as string | undefined),
   };
 }

@@ -43,8 +43,11 @@ options:
   --seed N                   the random seed (default: a fresh one, printed)
   --replay TOKEN             replay exactly one counterexample, from a failed report
   --max-commands N           the longest sequence (default: 100 with few items, 250 with many)
-  --shrink-time-ms N         how long shrinking a counterexample may take (default: 5000); when it runs out, the
-                             report gives the shortest found and says that it may not be minimal
+  --shrink-calls N           how many calls shrinking a counterexample may make (default: 500000): the same
+                             counterexample on any machine; when they run out, the report gives the shortest
+                             found and says that it may not be minimal
+  --shrink-time-ms N         a safety net: how long shrinking may take whatever calls are left (default: 120000);
+                             the report says when it is what stopped shrinking
   --timeout MS               how long to wait for each reply, or in process for each call and view to settle
                              (default: 5000; the handshake may take up to 30 s or this, if longer)
   --lockstep                 send one request at a time instead of a whole run at once

@@ -24,7 +24,7 @@ import {
 import { exitCodeHelp, exitCodes, failureOf } from "./exit-codes.js";
 
 const usage = `usage: npm start -- [--runs N] [--seed N] [--profile contract|robust] [--replay TOKEN] [--max-commands N]
-       [--shrink-time-ms N]
+       [--shrink-calls N] [--shrink-time-ms N]
 
 Checks the reference WorkQueue against the executable model of docs/spec.md, in both profiles unless --profile
 names one; every sequence may call shutDown. --replay takes the token a failed report prints, and checks the
@@ -46,6 +46,7 @@ function checkOf(options: CheckArguments, profile: Profile): ConformanceOptions 
     seed: options.seed,
     replay: options.replay,
     maxCommands: options.maxCommands,
+    shrinkCalls: options.shrinkCalls,
     shrinkTimeMs: options.shrinkTimeMs,
     items: anyItems,
     compareMessages: true,

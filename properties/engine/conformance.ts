@@ -16,6 +16,7 @@ import { minimize } from "./minimize.js";
 import { checkOverlapping, type OverlapCall, type OverlappingReport } from "./overlap.js";
 import { planOf } from "./plan.js";
 import { assertSameOptions, decodeReplay, encodeReplay, type Replay, type ReplayOptions } from "./replay.js";
+import { defaultShrinkCalls, defaultShrinkTimeMs, ShrinkBudget, type ShrinkStop } from "./shrink-budget.js";
 import type { SubjectFactory } from "./subject.js";
 import { isThenable } from "./subject.js";
 import { type SurveyResult, survey } from "./survey.js";
@@ -43,9 +44,17 @@ export interface ConformanceOptions {
    */
   readonly replay?: string | undefined;
   /**
-   * How long shrinking a failure may take, in milliseconds. When it runs out, the report gives the shortest
-   * counterexample found so far and says that it may not be minimal; its token still replays exactly that one.
-   * @defaultValue 5000
+   * How many calls shrinking a failure may make to the implementation, all its runs together. The budget is counted
+   * in work, not time, so that the same implementation, seed and options give the same counterexample on an idle
+   * laptop and on a loaded CI machine. When it runs out, the report gives the shortest counterexample found so far
+   * and says that it may not be minimal; its token still replays exactly that one. The runs of the survey, before
+   * shrinking starts, are not counted. @defaultValue 500000
+   */
+  readonly shrinkCalls?: number | undefined;
+  /**
+   * How long shrinking may take, in milliseconds, whatever is left of `shrinkCalls`: a safety net for an
+   * implementation so slow that its calls would take minutes. The only limit that depends on the machine; the
+   * report says when it is what stopped shrinking. @defaultValue 120000
    */
   readonly shrinkTimeMs?: number | undefined;
   /** The longest sequence. @defaultValue 100 calls with few items, 250 with many */
@@ -157,13 +166,20 @@ export interface Counterexample {
   /** How many shrinking steps led from the first failing sequence to this one. */
   readonly shrinks: number;
   /**
-   * Whether shrinking ran to its end within `shrinkTimeMs`; `false` when the budget ran out first, so that a
-   * shorter counterexample may exist.
+   * Whether shrinking ran to its end within its budget; `false` when the budget ran out first (see `stoppedBy`), so
+   * that a shorter counterexample may exist.
    */
   readonly minimal: boolean;
+  /**
+   * What stopped shrinking before its end: `calls`, the `shrinkCalls` budget (the same on any machine), or `time`,
+   * the `shrinkTimeMs` safety net. Absent when it ran to its end, or was not made (a replay, a shared-state probe).
+   */
+  readonly stoppedBy?: ShrinkStop | undefined;
   /** How long shrinking took, in milliseconds. */
   readonly shrinkMs: number;
-  /** The shrinking budget it had, in milliseconds: the `shrinkTimeMs` option. */
+  /** The budget of calls it had: the `shrinkCalls` option. */
+  readonly shrinkCalls: number;
+  /** The safety net of time it had, in milliseconds: the `shrinkTimeMs` option. */
   readonly shrinkTimeMs: number;
   /** How many runs shrinking made, each on a fresh queue. */
   readonly shrinkRuns: number;
@@ -187,13 +203,6 @@ export const linearizable: Invariant = {
   rule: "§10.8",
   check: () => undefined,
 };
-
-/**
- * The shrinking budget of a check that sets none, in milliseconds: a gate in CI must answer in seconds.
- *
- * @internal
- */
-export const defaultShrinkTimeMs = 5000;
 
 /** The `replayPath` of a token that replays a run of overlapping calls rather than a sequence. */
 const overlapReplay = "overlapping";
@@ -372,20 +381,16 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
   const tokenOf = (fields: Pick<Replay, "path" | "replayPath" | "removals" | "minimal">) =>
     encodeReplay({ ...replayOptionsOf(options), seed, ...fields });
   const compare = { compareMessages: verifyOptions.compareMessages };
-  const budget = options.shrinkTimeMs ?? defaultShrinkTimeMs;
+  const limits = {
+    shrinkCalls: options.shrinkCalls ?? defaultShrinkCalls,
+    shrinkTimeMs: options.shrinkTimeMs ?? defaultShrinkTimeMs,
+  };
   // Before the survey, and before a replay too, so that a replay of its counterexample reports it again.
   const shared = await probeIndependence(driver, (options.items ?? stringItems).few, compare);
   if (shared !== undefined) {
     runs += 2;
     commands += 2 * shared.plan.length;
-    const unshrunk = {
-      shrinks: 0,
-      minimal: false,
-      shrinkMs: 0,
-      shrinkTimeMs: budget,
-      shrinkRuns: 0,
-      shrinkCommands: 0,
-    };
+    const unshrunk = { shrinks: 0, minimal: false, shrinkMs: 0, ...limits, shrinkRuns: 0, shrinkCommands: 0 };
     const again = tokenOf({ path: "0", replayPath: "", removals: 0, minimal: false });
     const counterexample = { ...shared.violation, ...unshrunk, replay: again };
     return { ...report(), runs, commands, verdict: "does not conform", counterexample };
@@ -398,8 +403,11 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
   }
   const failed = () => ({ ...report(), runs, commands, verdict: "does not conform" }) as const;
   let broken: { error: unknown } | undefined;
+  // Made once the survey is over, its look-ahead runs read: only the work of shrinking is charged to it.
+  const budget = new ShrinkBudget(limits.shrinkCalls, "calls", limits.shrinkTimeMs);
   const property = fc.asyncProperty(runsOf(options, replay?.replayPath), async (input) => {
     if (broken !== undefined) return; // the driver broke: pass at once, so fast-check neither shrinks nor goes on
+    if (replay === undefined) budget.guard(); // the budget is spent: fast-check stops with the shortest so far
     const { plan, expected } = planOf(input);
     let violation: Violation | undefined;
     try {
@@ -418,19 +426,14 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     }
     if (replay !== undefined && runs === 0) counted(plan);
     else shrinking(plan);
+    budget.charge(plan.length);
     if (violation !== undefined) throw new ViolationError(violation);
   });
   const path = replay?.path ?? String(surveyed?.failing);
   const shrinkStart = performance.now();
-  // fast-check's shrinking has no bound of its own: the time limit interrupts it with the best counterexample so
-  // far, whose path replays it exactly (a replay follows the path and does not shrink again).
-  const details = await fc.check(property, {
-    seed,
-    path,
-    endOnFailure: replay !== undefined,
-    // Half the budget at most: removing calls from the concrete plan, next, shortens long histories faster.
-    ...(replay === undefined ? { interruptAfterTimeLimit: Math.ceil(budget / 2) } : {}),
-  });
+  // fast-check's shrinking has no bound of its own: the budget interrupts it (see `guard`) with the best
+  // counterexample so far, whose path replays it exactly (a replay follows the path and does not shrink again).
+  const details = await fc.check(property, { seed, path, endOnFailure: replay !== undefined });
   if (broken !== undefined) throw broken.error;
   if (!details.failed || details.counterexample === null) {
     // The implementation answered differently the second time, or the budget ran out before fast-check ran the
@@ -440,8 +443,9 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     const unshrunk = {
       shrinks: 0,
       minimal: false,
+      stoppedBy: budget.stoppedBy,
       shrinkMs: performance.now() - shrinkStart,
-      shrinkTimeMs: budget,
+      ...limits,
       shrinkRuns,
       shrinkCommands,
     };
@@ -459,7 +463,7 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     driver,
     profile,
     compare,
-    replay === undefined ? { deadline: shrinkStart + budget } : { removals: replay.removals },
+    replay === undefined ? { budget } : { removals: replay.removals },
   );
   const diagnosed = await diagnose(minimized.violation, driver);
   // Run once more on another fresh queue: a counterexample that passes there depends on more than its calls.
@@ -469,7 +473,7 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
   const repeated = await verifyStarted(started, shrunk.maxRetries, plan, compare, shrunk.backoff);
   shrinking(plan);
   const detail = repeated === undefined ? `${shrunk.detail}${onceMore}` : shrunk.detail;
-  const minimal = replay?.minimal ?? (!details.interrupted && !minimized.stopped);
+  const minimal = replay?.minimal ?? budget.stoppedBy === undefined;
   const again = tokenOf({
     path: details.counterexamplePath ?? path,
     replayPath: input === undefined ? "" : replayPathOf(input),
@@ -481,8 +485,9 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     detail,
     shrinks: details.numShrinks + minimized.removals,
     minimal,
+    ...(replay === undefined && budget.stoppedBy !== undefined ? { stoppedBy: budget.stoppedBy } : {}),
     shrinkMs: performance.now() - shrinkStart,
-    shrinkTimeMs: budget,
+    ...limits,
     shrinkRuns: shrinkRuns + minimized.runs + diagnosed.runs,
     shrinkCommands: shrinkCommands + minimized.commands + diagnosed.commands,
     replay: again,
@@ -592,7 +597,9 @@ function overlapReport(
     steps: [],
     shrinks: found.shrinks,
     minimal: found.minimal,
+    ...(found.stoppedBy === undefined ? {} : { stoppedBy: found.stoppedBy }),
     shrinkMs: found.shrinkMs,
+    shrinkCalls: options.shrinkCalls ?? defaultShrinkCalls,
     shrinkTimeMs: options.shrinkTimeMs ?? defaultShrinkTimeMs,
     shrinkRuns: overlap.runs,
     shrinkCommands: overlap.commands,

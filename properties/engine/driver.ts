@@ -6,6 +6,7 @@
 
 import { ClockModel } from "../../model/index.js";
 import { ProtocolBreach } from "./breach.js";
+import { Deadline } from "./deadline.js";
 import type { Views } from "./invariants.js";
 import type { Answer, Backoff, Operation } from "./operation.js";
 import { showCall, showValue } from "./render.js";
@@ -177,16 +178,26 @@ function withViews(
 }
 
 /**
- * Settles with `promise`, or rejects with a `timed out` breach naming `what` once `timeoutMs` pass first. The timer
- * is cleared as soon as the promise settles, so a check that ends leaves no timer behind.
+ * Settles with `promise`, or rejects with a `timed out` breach naming `what` once it has had `timeoutMs` to settle
+ * while the event loop was free (see {@link Deadline}: a stall of the gate is not charged to the queue). The
+ * deadline stops as soon as the promise settles, so a check that ends leaves no timer behind.
  */
 export function bounded<V>(promise: PromiseLike<V>, timeoutMs: number, what: string): Promise<V> {
-  let timer: NodeJS.Timeout | undefined;
+  let deadline: Deadline | undefined;
+  let settled = false;
   const late = new Promise<never>((_, reject) => {
     const message = `${what} did not settle within ${timeoutMs} ms`;
-    timer = setTimeout(() => reject(new ProtocolBreach("timed out", message, "")), timeoutMs);
+    deadline = new Deadline(
+      timeoutMs,
+      () => !settled,
+      () => reject(new ProtocolBreach("timed out", message, "")),
+    );
+    deadline.arm();
   });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, late]).finally(() => {
+    settled = true;
+    deadline?.disarm();
+  });
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   lifecycleScenario,
 } from "./lifecycle-scenario.js";
 import { showValue } from "./render.js";
+import { defaultShrinkRuns, defaultShrinkTimeMs, ShrinkBudget, type ShrinkStop } from "./shrink-budget.js";
 
 /**
  * Options of {@link checkLifecycle}.
@@ -41,8 +42,14 @@ export interface LifecycleOptions {
    */
   readonly time?: boolean | undefined;
   /**
-   * How long shrinking a failure may take, in milliseconds; then the report gives the shortest counterexample found
-   * so far, says it may not be minimal, and its token still replays exactly that one. @defaultValue `5000`
+   * How many runs shrinking a failure may make: a budget of work, so that the same queue and seed give the same
+   * counterexample on any machine. When it runs out, the report gives the shortest counterexample found so far,
+   * says it may not be minimal, and its token still replays exactly that one. @defaultValue 2000
+   */
+  readonly shrinkRuns?: number | undefined;
+  /**
+   * How long shrinking may take, in milliseconds, whatever is left of `shrinkRuns`: a safety net for a very slow
+   * queue, the only limit that depends on the machine. @defaultValue 120000
    */
   readonly shrinkTimeMs?: number | undefined;
 }
@@ -65,8 +72,10 @@ export interface LifecycleCounterexample {
   readonly schedule: readonly string[];
   /** How many shrinking steps led from the first failing run to this one. */
   readonly shrinks: number;
-  /** Whether shrinking ran to its end within `shrinkTimeMs`. */
+  /** Whether shrinking ran to its end within its budget. */
   readonly minimal: boolean;
+  /** What stopped shrinking before its end: `runs`, the `shrinkRuns` budget, or `time`, the safety net. */
+  readonly stoppedBy?: ShrinkStop | undefined;
   /** The token that replays exactly this run: pass it as `replay`, or in `WORKQUEUE_REPLAY`. */
   readonly replay: string;
 }
@@ -202,21 +211,22 @@ export async function checkLifecycle(
     options.seed ??
     (envSeed === undefined ? Date.now() ^ (Math.random() * 0x100000000) : Number(envSeed));
   const seen = new Set<string>();
-  const budget = options.shrinkTimeMs ?? 5000;
-  let deadline: number | undefined;
-  let stopped = false;
+  /** The shrinking budget, from the first failure on: the runs before it are not shrinking. */
+  let budget: ShrinkBudget | undefined;
   let last: { violation: LifecycleViolation; scheduler: fc.Scheduler } | undefined;
   const property = fc.asyncProperty(fc.scheduler(), lifecycleScenario(features), async (s, scenario) => {
-    if (deadline !== undefined && performance.now() > deadline) {
-      stopped = true;
-      return; // the budget ran out: the shortest failure so far stands
-    }
+    budget?.guard(); // the budget is spent: fast-check stops with the shortest failure so far
+    budget?.charge(1);
     const clock = time ? new ClockModel() : undefined;
     const queue = await factory({ maxRetries: scenario.maxRetries, ...(clock ? { clock } : {}) });
     try {
       await runLifecycle(s, scenario, queue, features, clock, seen);
     } catch (error) {
-      deadline ??= performance.now() + budget;
+      budget ??= new ShrinkBudget(
+        options.shrinkRuns ?? defaultShrinkRuns,
+        "runs",
+        options.shrinkTimeMs ?? defaultShrinkTimeMs,
+      );
       if (error instanceof LifecycleViolation) last = { violation: error, scheduler: s };
       throw error;
     }
@@ -237,7 +247,8 @@ export async function checkLifecycle(
     scenario: fc.stringify(scenario),
     schedule: last.scheduler.report().map((task) => `[task ${task.taskId}] ${task.label} ${task.status}`),
     shrinks: details.numShrinks,
-    minimal: !stopped,
+    minimal: budget?.stoppedBy === undefined,
+    ...(budget?.stoppedBy === undefined ? {} : { stoppedBy: budget.stoppedBy }),
     replay: encode(seed, time, details.counterexamplePath ?? ""),
   };
   return { ...base, verdict: "does not conform", counterexample };

@@ -9,6 +9,7 @@
 import type { Plan, Profile } from "./commands.js";
 import type { Driver } from "./driver.js";
 import { type Backoff, type Operation, sameItem } from "./operation.js";
+import type { ShrinkBudget } from "./shrink-budget.js";
 import { perform } from "./subject.js";
 import { modelOf, type VerifyOptions, type Violation, verifyStarted } from "./verify.js";
 
@@ -45,8 +46,8 @@ const windowed = 64;
 
 /** Where minimizing stops early. */
 export interface MinimizeLimits {
-  /** The `performance.now()` after which no more attempts are made: the shrinking budget. */
-  readonly deadline?: number | undefined;
+  /** The shrinking budget, shared with fast-check's shrinking: each attempt is charged its calls. */
+  readonly budget?: ShrinkBudget | undefined;
   /** The removals after which it stops: a replay repeats exactly the removals the original made. */
   readonly removals?: number | undefined;
 }
@@ -55,8 +56,8 @@ export interface MinimizeLimits {
  * Removes calls from the plan of `violation` while the implementation still breaks an invariant on what is left:
  * halves, quarters, … of the plan, then single calls until no single call can go, then in a plan of at most 64
  * calls every window of 4, 3 and 2 calls; then lowers `maxRetries` and starts over. Resolves with the shortest
- * violation found, how many removals it took, how many calls the attempts made, and whether the deadline stopped
- * it before nothing more could go. Each attempt is one run on a fresh queue; a removal is kept only if that run fails, so an implementation that answers differently from run to
+ * violation found, how many removals it took, and how many calls the attempts made; the budget says whether it
+ * stopped before nothing more could go. Each attempt is one run on a fresh queue; a removal is kept only if that run fails, so an implementation that answers differently from run to
  * run at worst keeps the plan as it was.
  */
 export async function minimize(
@@ -65,22 +66,18 @@ export async function minimize(
   profile: Profile,
   options: VerifyOptions,
   limits: MinimizeLimits = {},
-): Promise<{ violation: Violation; removals: number; runs: number; commands: number; stopped: boolean }> {
+): Promise<{ violation: Violation; removals: number; runs: number; commands: number }> {
   let best = violation;
   let removals = 0;
   let runs = 0;
   let commands = 0;
-  let stopped = false;
-  /** Whether a limit says to stop now: the deadline passed, or the removals a replay must repeat are made. */
-  const stop = () => {
-    if (removals >= (limits.removals ?? Number.POSITIVE_INFINITY)) return true;
-    stopped ||= limits.deadline !== undefined && performance.now() > limits.deadline;
-    return stopped;
-  };
+  /** Whether a limit says to stop now: the budget is spent, or the removals a replay must repeat are made. */
+  const stop = () => removals >= (limits.removals ?? Number.POSITIVE_INFINITY) || limits.budget?.exhausted === true;
   /** One run of `plan` on a fresh queue: the violation, if it still fails. */
   const attempt = (plan: Plan, maxRetries: number, backoff: Backoff | undefined) => {
     runs++;
     commands += plan.length;
+    limits.budget?.charge(plan.length);
     return verifyStarted(driver.start(maxRetries, plan, backoff), maxRetries, plan, options, backoff);
   };
   /** The plan of the shortest violation so far. */
@@ -175,5 +172,5 @@ export async function minimize(
     }
     if (!stop() && (await bisect("rename"))) while ((await pass(1)) && !stop());
   } while (!stop() && (await lower()));
-  return { violation: best, removals, runs, commands, stopped };
+  return { violation: best, removals, runs, commands };
 }

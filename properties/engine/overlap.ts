@@ -12,6 +12,7 @@ import type { Profile } from "./commands.js";
 import { bounded } from "./driver.js";
 import { type Answer, type Operation, sameAnswer } from "./operation.js";
 import { showAnswer, showCall } from "./render.js";
+import { defaultShrinkRuns, defaultShrinkTimeMs, ShrinkBudget, type ShrinkStop } from "./shrink-budget.js";
 import { capture, perform, readView, type Subject, type SubjectFactory } from "./subject.js";
 import { modelOf } from "./verify.js";
 
@@ -233,7 +234,12 @@ export interface OverlappingOptions {
   readonly items?: readonly unknown[] | undefined;
   /** Draw only finite `maxRetries`. @defaultValue `false` */
   readonly finiteMaxRetries?: boolean | undefined;
-  /** How long shrinking may take, in milliseconds. @defaultValue `5000` */
+  /**
+   * How many runs shrinking may make: a budget of work, so that the same queue and seed give the same
+   * counterexample on any machine. @defaultValue 2000
+   */
+  readonly shrinkRuns?: number | undefined;
+  /** How long shrinking may take, in milliseconds, whatever is left of `shrinkRuns`: a safety net. @defaultValue 120000 */
   readonly shrinkTimeMs?: number | undefined;
   /** How long one round may take to answer before the run fails as "a call never answered". @defaultValue `5000` */
   readonly timeoutMs?: number | undefined;
@@ -286,6 +292,8 @@ export interface OverlapCounterexample {
   readonly removals: number;
   /** Whether shrinking ran to its end within its budget. */
   readonly minimal: boolean;
+  /** What stopped shrinking before its end: `runs`, the `shrinkRuns` budget, or `time`, the safety net. */
+  readonly stoppedBy?: ShrinkStop | undefined;
   /** How long shrinking took, in milliseconds. */
   readonly shrinkMs: number;
 }
@@ -381,13 +389,21 @@ export async function checkOverlapping<T>(
     }
     if (path === undefined) return { verdict: "conforms", runs, commands, seed };
   }
-  const budget = options.shrinkTimeMs ?? 5000;
+  const budget = new ShrinkBudget(
+    options.shrinkRuns ?? defaultShrinkRuns,
+    "runs",
+    options.shrinkTimeMs ?? defaultShrinkTimeMs,
+  );
   const start = performance.now();
-  const details = await fc.check(fc.asyncProperty(runsOf, run), {
+  const shrinking = async (drawn: Drawing) => {
+    budget.guard(); // the budget is spent: fast-check stops with the shortest failure so far
+    budget.charge(1);
+    await run(drawn);
+  };
+  const details = await fc.check(fc.asyncProperty(runsOf, options.path === undefined ? shrinking : run), {
     seed,
     path,
-    // Half the budget at most: removing single calls from the shrunk run, next, goes further.
-    ...(options.path === undefined ? { interruptAfterTimeLimit: Math.ceil(budget / 2) } : { endOnFailure: true }),
+    ...(options.path === undefined ? {} : { endOnFailure: true }),
   });
   // An error of the queue's factory or of the gate itself is rethrown; fast-check interrupted by the budget before
   // the failing run fails without one.
@@ -406,21 +422,17 @@ export async function checkOverlapping<T>(
   let failure = shrunk.failure;
   let current = shrunk.drawn;
   let removals = 0;
-  let stopped = false;
-  const deadline = start + budget;
   scan: for (;;) {
     for (const [r, round] of current.rounds.entries()) {
       for (const i of round.keys()) {
-        if (options.removals !== undefined ? removals >= options.removals : performance.now() > deadline) {
-          stopped = options.removals === undefined;
-          break scan;
-        }
+        if (options.removals !== undefined ? removals >= options.removals : budget.exhausted) break scan;
         const rounds = current.rounds
           .map((calls, k) => (k === r ? calls.filter((_, j) => j !== i) : calls))
           .filter((calls) => calls.length > 0);
         if (rounds.length === 0) continue;
         const candidate = { maxRetries: current.maxRetries, rounds };
         try {
+          budget.charge(1);
           await run(candidate);
         } catch (error) {
           if (!(error instanceof Unexplained)) throw error;
@@ -449,7 +461,8 @@ export async function checkOverlapping<T>(
     path: (shrunk === surveyed ? undefined : details.counterexamplePath) ?? path,
     shrinks: details.numShrinks + removals,
     removals,
-    minimal: shrunk !== surveyed && !details.interrupted && !stopped,
+    minimal: shrunk !== surveyed && budget.stoppedBy === undefined,
+    ...(budget.stoppedBy === undefined ? {} : { stoppedBy: budget.stoppedBy }),
     shrinkMs: performance.now() - start,
   };
   return { verdict: "does not conform", runs, commands, seed, counterexample };

@@ -19,8 +19,9 @@ export interface SurveyResult {
 }
 
 /**
- * Runs `inputs` in order on `driver` and verifies each, stopping at the first violation. Up to `driver.lookahead`
- * runs are planned and started before the run being verified is checked; `onRun` is told of each verified run.
+ * Runs `inputs` in order on `driver` and verifies each, stopping at the first violation, once the runs started
+ * ahead of it have answered. Up to `driver.lookahead` runs are planned and started before the run being verified
+ * is checked; `onRun` is told of each verified run.
  */
 export async function survey(
   inputs: readonly Scenario[],
@@ -47,7 +48,12 @@ export async function survey(
     const run = started[k] as MaybePromise<Observe>;
     const violation = await verifyStarted(run, input.maxRetries, plan, options, input.backoff, expected);
     onRun(plan);
-    if (violation !== undefined) return { failing: k, violation };
+    if (violation !== undefined) {
+      // The runs started ahead are read to their end now, so that shrinking, next, starts on an idle
+      // implementation and is not charged with reading them.
+      await Promise.allSettled(started.slice(k + 1));
+      return { failing: k, violation };
+    }
   }
   return { failing: -1 };
 }

@@ -1,9 +1,12 @@
 /**
  * A JSON-lines session with a child process: requests on its stdin, one reply line each on its stdout, in order.
- * It never hangs and never leaves the child behind: every reply has a deadline, and `close` reaps the process.
+ * It never hangs and never leaves the child behind: every reply has a deadline, and `close` reaps the process. The
+ * deadline counts only time in which the gate was ready to read (see `Deadline`), so a busy gate never blames the
+ * implementation for its own stall.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { type BreachKind, ProtocolBreach, StartError } from "../engine/breach.js";
+import { Deadline } from "../engine/deadline.js";
 
 /** Requests written together, waiting for their replies. */
 interface Batch {
@@ -21,14 +24,13 @@ const stderrKept = 4096;
 /** A running implementation. Create with {@link Session.spawn}; always `close` it. */
 export class Session {
   readonly #child: ChildProcessWithoutNullStreams;
-  /** The deadline of each reply; while the implementation starts, the start-up deadline (see `started`). */
-  #timeoutMs: number;
   /** Batches written and not yet fully answered, oldest first. */
   readonly #pending: Batch[] = [];
-  /** The deadline of the oldest unanswered request: one timer, re-armed only when it fires (see `#arm`). */
-  #timer: NodeJS.Timeout | undefined;
-  /** When the last reply arrived, or the first request of an idle session was written. */
-  #lastProgress = 0;
+  /**
+   * The deadline of the oldest unanswered request, counted from the last reply or from the first request of an idle
+   * session; while the implementation starts, the start-up deadline (see `started`).
+   */
+  #deadline: Deadline;
   #stderr = "";
   /** Set once the session is over: every later request fails with it at once. */
   #failure: Error | undefined;
@@ -36,7 +38,7 @@ export class Session {
 
   private constructor(child: ChildProcessWithoutNullStreams, timeoutMs: number) {
     this.#child = child;
-    this.#timeoutMs = timeoutMs;
+    this.#deadline = this.#deadlineOf(timeoutMs);
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (chunk: string) => {
       this.#stderr = (this.#stderr + chunk).slice(-stderrKept);
@@ -81,10 +83,9 @@ export class Session {
    * a hung implementation.
    */
   started(timeoutMs: number): void {
-    this.#timeoutMs = timeoutMs;
-    clearTimeout(this.#timer); // it may sleep for the start-up deadline: wake it for the new one
-    this.#timer = undefined;
-    if (this.#pending.length > 0) this.#arm();
+    this.#deadline.disarm();
+    this.#deadline = this.#deadlineOf(timeoutMs);
+    if (this.#pending.length > 0) this.#deadline.arm();
   }
 
   /** The last lines the implementation wrote to stderr. */
@@ -103,9 +104,9 @@ export class Session {
     });
     if (this.#failure !== undefined) this.#fail(this.#failure);
     else {
-      if (this.#pending.length === 1) this.#lastProgress = Date.now();
+      if (this.#pending.length === 1) this.#deadline.progress();
       this.#child.stdin.write(`${lines.join("\n")}\n`);
-      this.#arm();
+      this.#deadline.arm();
     }
     return answered;
   }
@@ -125,7 +126,7 @@ export class Session {
       this.#breach("unasked output", `printed a line nobody asked for: ${line}`);
       return;
     }
-    this.#lastProgress = Date.now();
+    this.#deadline.progress();
     let reply: unknown;
     try {
       reply = JSON.parse(line);
@@ -140,21 +141,16 @@ export class Session {
     head.resolve(head.replies);
   }
 
-  /**
-   * Makes sure a deadline runs while replies are awaited. Rather than a timer per reply, one timer checks, when
-   * it fires, whether a reply came within the timeout; if so it sleeps again for the time left.
-   */
-  #arm(): void {
-    if (this.#timer !== undefined) return;
-    const check = () => {
-      this.#timer = undefined;
-      const head = this.#pending[0];
-      if (head === undefined) return;
-      const left = this.#lastProgress + this.#timeoutMs - Date.now();
-      if (left > 0) this.#timer = setTimeout(check, left);
-      else this.#breach("timed out", `no reply to ${head.lines[head.replies.length]} within ${this.#timeoutMs} ms`);
-    };
-    this.#timer = setTimeout(check, this.#timeoutMs);
+  /** A deadline of `timeoutMs` for the oldest unanswered request, which breaks the session when it passes. */
+  #deadlineOf(timeoutMs: number): Deadline {
+    return new Deadline(
+      timeoutMs,
+      () => this.#pending.length > 0,
+      () => {
+        const head = this.#pending[0] as Batch;
+        this.#breach("timed out", `no reply to ${head.lines[head.replies.length]} within ${timeoutMs} ms`);
+      },
+    );
   }
 
   /** Ends the session with a breach of the protocol and kills the child, which cannot be trusted any more. */
@@ -166,8 +162,7 @@ export class Session {
   /** Ends the session with `error` (the first one wins) and rejects every pending batch. */
   #fail(error: Error): void {
     this.#failure ??= error;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#deadline.disarm();
     for (const pending of this.#pending.splice(0)) pending.reject(this.#failure);
   }
 }

@@ -5,7 +5,7 @@ import { showCall } from "../engine/render.js";
 import { type GateOutcome, verdictOf } from "./outcome.js";
 
 /** The version of the JSON report's format, `formatVersion` (see report.schema.json). */
-export const jsonFormatVersion = 2;
+export const jsonFormatVersion = 3;
 
 /**
  * The outcome as a JSON value, in the format of `report.schema.json`: an `undefined` answer has no `value` key (nor
@@ -43,7 +43,9 @@ export function toJson(outcome: GateOutcome, lines?: readonly string[]): object 
             maxRetries: counterexample.maxRetries,
             shrinks: counterexample.shrinks,
             minimal: counterexample.minimal,
+            ...(counterexample.stoppedBy === undefined ? {} : { stoppedBy: counterexample.stoppedBy }),
             shrinkMs: Math.round(counterexample.shrinkMs),
+            shrinkCalls: counterexample.shrinkCalls,
             shrinkTimeMs: counterexample.shrinkTimeMs,
             shrinkRuns: counterexample.shrinkRuns,
             shrinkCommands: counterexample.shrinkCommands,

@@ -39,7 +39,7 @@ export function formatLifecycleReport(
     "  the scheduler's report (tasks in the order it released them):",
     ...example.schedule.map((line) => `    ${line}`),
     `  scenario: ${example.scenario}`,
-    `  found after ${plural(report.runs, "run")}, shrunk ${plural(example.shrinks, "time")}${example.minimal ? "" : " (the shrinking budget ran out: it may not be minimal)"} (seed ${report.seed}); ${checked}${unchecked}`,
+    `  found after ${plural(report.runs, "run")}, shrunk ${plural(example.shrinks, "time")}${example.minimal ? "" : ` (${example.stoppedBy === "time" ? "shrinking stopped at its safety net of time, --shrink-time-ms" : "the shrinking budget ran out"}: it may not be minimal)`} (seed ${report.seed}); ${checked}${unchecked}`,
     `  replay: ${replay(example.replay)}`,
   ].join("\n");
 }

@@ -92,13 +92,24 @@ export function formatReport(report: ConformanceReport, replay: (token: string) 
     return `✓ ${report.profile} profile conforms: ${figures} (seed ${report.seed}, ${drawn})${without}`;
   }
   const shrunk = `shrunk ${plural(counterexample.shrinks, "time")} in ${(counterexample.shrinkMs / 1000).toFixed(1)} s`;
-  const minimal = counterexample.minimal ? "" : "; the shrinking budget ran out, so a shorter one may exist";
+  const minimal = counterexample.minimal ? "" : `; ${stopped(counterexample)}, so a shorter one may exist`;
   return [
     `✗ ${report.profile} profile does not conform: ${counterexample.invariant.name} (docs/spec.md ${counterexample.invariant.rule})`,
     ...formatSteps(counterexample).map((line) => `    ${line}`),
     `  found after ${plural(report.runs, "run")}, ${shrunk}${minimal} (seed ${report.seed}, ${drawn})`,
     `  replay: ${replay(counterexample.replay)}${without}`,
   ].join("\n");
+}
+
+/** Why shrinking stopped before its end, as the report says it. */
+function stopped(counterexample: Counterexample): string {
+  if (counterexample.stoppedBy === "time") {
+    return `shrinking stopped at its safety net of ${(counterexample.shrinkTimeMs / 1000).toFixed(1)} s (--shrink-time-ms), not at its budget of calls`;
+  }
+  if (counterexample.stoppedBy === "calls") {
+    return `the shrinking budget of ${counterexample.shrinkCalls} calls ran out (--shrink-calls)`;
+  }
+  return "the shrinking budget ran out";
 }
 
 /**

@@ -462,7 +462,36 @@ describe("replay tokens", () => {
     }
   });
 
-  test("a shrinking budget that runs out still reports a counterexample, says it may not be minimal, and replays it", async () => {
+  test("a shrinking budget of calls that runs out still reports a counterexample, says so, and replays it", async () => {
+    const first = await checkConformance(wrong.ringBufferBreaksOnGrow, {
+      profile: "contract",
+      seed: 7,
+      runs: 400,
+      shrinkCalls: 300,
+    });
+    const example = first.counterexample;
+    expect([first.verdict, example?.minimal, example?.stoppedBy]).toEqual(["does not conform", false, "calls"]);
+    // The first run of a shrink always runs; after that, no attempt starts once the budget is spent.
+    expect(example?.shrinkCalls).toBe(300);
+    expect(formatReport(first, (t) => t)).toContain(
+      "the shrinking budget of 300 calls ran out (--shrink-calls), so a shorter one may exist",
+    );
+    const again = await checkConformance(wrong.ringBufferBreaksOnGrow, {
+      profile: "contract",
+      replay: example?.replay,
+    });
+    expect([again.counterexample?.steps, again.counterexample?.minimal]).toEqual([example?.steps, false]);
+    // The budget counts work, not time: the same seed and budget give the same counterexample and token.
+    const twice = await checkConformance(wrong.ringBufferBreaksOnGrow, {
+      profile: "contract",
+      seed: 7,
+      runs: 400,
+      shrinkCalls: 300,
+    });
+    expect(twice.counterexample?.replay).toBe(example?.replay);
+  });
+
+  test("when the safety net of time stops shrinking, the report says so, and the token replays it", async () => {
     const first = await checkConformance(wrong.ringBufferBreaksOnGrow, {
       profile: "contract",
       seed: 7,
@@ -470,7 +499,10 @@ describe("replay tokens", () => {
       shrinkTimeMs: 0,
     });
     expect([first.verdict, first.counterexample?.minimal]).toEqual(["does not conform", false]);
-    expect(formatReport(first, (t) => t)).toContain("the shrinking budget ran out, so a shorter one may exist");
+    expect(first.counterexample?.stoppedBy).toBe("time");
+    expect(formatReport(first, (t) => t)).toContain(
+      "shrinking stopped at its safety net of 0.0 s (--shrink-time-ms), not at its budget of calls, so a shorter one may exist",
+    );
     const again = await checkConformance(wrong.ringBufferBreaksOnGrow, {
       profile: "contract",
       replay: first.counterexample?.replay,

@@ -60,7 +60,7 @@ describe("each outcome has its exit code, and both reports are written and valid
       "python3",
       join(root, "examples/python/workqueue.py"),
     );
-    expect([code, json.verdict, json.formatVersion]).toEqual([0, "conforms", 2]);
+    expect([code, json.verdict, json.formatVersion]).toEqual([0, "conforms", 3]);
     expect(xml).toContain('name="robust profile conforms to docs/spec.md"');
   });
 
@@ -76,17 +76,21 @@ describe("each outcome has its exit code, and both reports are written and valid
     expect(xml).toContain('<failure type="§10.3"');
   });
 
-  test("--shrink-time-ms sets the shrinking budget, which the JSON report gives with the time taken; JUnit names the items", async () => {
+  test("--shrink-calls and --shrink-time-ms set the shrinking budget and its safety net, which the JSON report gives with the time taken; JUnit names the items", async () => {
     const { json, xml } = await reported(
       "--profile",
       "contract",
       "--runs",
       "300",
+      "--shrink-calls",
+      "400000",
       "--shrink-time-ms",
       "60000",
       ...serve("lostDirtyMark"),
     );
-    expect(json.counterexample).toMatchObject({ shrinkTimeMs: 60_000, minimal: true });
+    expect(json.counterexample).toMatchObject({ shrinkCalls: 400_000, shrinkTimeMs: 60_000, minimal: true });
+    expect(json.counterexample).not.toHaveProperty("stoppedBy");
+    expect(json.counterexample.shrinkCommands).toBeLessThanOrEqual(400_000);
     expect(json.counterexample.shrinkMs).toBeLessThanOrEqual(60_000);
     expect(xml).toContain('<property name="items" value="protocol v1 strings"/>');
     const bad = await gate("--shrink-time-ms", "0", "--", "no-such-command-here");
@@ -94,6 +98,24 @@ describe("each outcome has its exit code, and both reports are written and valid
       2,
       "workqueue-conformance: usage error: --shrink-time-ms must be a positive integer, got `0` (see --help)",
     ]);
+    const calls = await gate("--shrink-calls", "-5", "--", "no-such-command-here");
+    expect([calls.code, calls.err.trim()]).toEqual([
+      2,
+      "workqueue-conformance: usage error: --shrink-calls must be a positive integer, got `-5` (see --help)",
+    ]);
+  });
+
+  test("a shrinking budget of calls that runs out: the JSON report says stoppedBy calls and minimal false", async () => {
+    const { json } = await reported(
+      "--profile",
+      "contract",
+      "--runs",
+      "300",
+      "--shrink-calls",
+      "1",
+      ...serve("lostDirtyMark"),
+    );
+    expect(json.counterexample).toMatchObject({ shrinkCalls: 1, minimal: false, stoppedBy: "calls" });
   });
 
   test("does not conform under overlapping calls: exit 1, and the JSON report holds the calls round by round", async () => {

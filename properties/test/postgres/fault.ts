@@ -4,6 +4,10 @@
  * outlive their lease, workers killed with SIGKILL in the middle of their work and replaced, and a live worker's
  * connection terminated. Every call and answer is logged with its token and times, and checkHistory
  * (properties/distributed/) judges the history. Bounded: it stops by itself.
+ *
+ * One case is not left to chance: a holder that takes a lease, adds its item again while it is in flight, and dies
+ * (§20.3: the expiry must requeue the item, which serves that add). A random kill lands in such an add too rarely,
+ * and on a loaded machine not at all; so every run stages it (see `abandon`).
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { appendFileSync, mkdtempSync, readFileSync } from "node:fs";
@@ -35,6 +39,36 @@ export interface FaultRun {
   };
   /** Queued and in flight once the run ended. */
   readonly left: readonly [number, number];
+  /** The item of the staged holder that added it again while in flight and died. */
+  readonly abandoned: string;
+}
+
+/** How long the staged holder's lease lasts: long enough that its add lands while it is live on a loaded machine. */
+const abandonedLeaseMs = 2_000;
+
+/**
+ * Stages a holder that dies: takes a lease (whichever item comes), adds that item again while it is in flight, logs
+ * both as a worker does, and never calls `done`, so the lease expires. Resolves with the item.
+ *
+ * @throws Error saying the scenario never arose, when no lease comes within 10 s.
+ */
+async function abandon(pool: pg.Pool, schema: string, name: string, log: string): Promise<string> {
+  const holder = new PostgresWorkQueue({ pool, schema, name, maxRetries, leaseMs: abandonedLeaseMs });
+  try {
+    const startedAt = Date.now();
+    const lease = await holder.take({ signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
+    if (lease === undefined) {
+      throw new Error("the fault run's staged holder got no lease within 10 s: an add while in flight never arose");
+    }
+    const { item: key, token, expiresAt } = lease;
+    appendFileSync(log, `${JSON.stringify({ op: "lease", key, token, expiresAt, startedAt, endedAt: Date.now() })}\n`);
+    const addedAt = Date.now();
+    await holder.add(key);
+    appendFileSync(log, `${JSON.stringify({ op: "add", key, startedAt: addedAt, endedAt: Date.now() })}\n`);
+    return key;
+  } finally {
+    await holder.close();
+  }
 }
 
 /** The log's events: a call's two lines (before, answer) merged by id; a line torn by a SIGKILL is left out. */
@@ -77,8 +111,10 @@ export async function faultRun(pool: pg.Pool, schema: string): Promise<FaultRun>
     kills += 1;
   }, 250);
   const keys = Array.from({ length: 40 }, (_, i) => `ns/key-${i}`);
+  let abandoned = "";
   try {
     for (let round = 0; round < 3; round++) {
+      if (round === 1) abandoned = await abandon(pool, schema, name, log);
       for (const key of keys.slice(round * 10)) {
         const startedAt = Date.now();
         await queue.add(key);
@@ -125,5 +161,5 @@ export async function faultRun(pool: pg.Pool, schema: string): Promise<FaultRun>
     handlings,
     violations: violations.length,
   };
-  return { violations, figures, left: [await queue.size(), await queue.inFlight()] };
+  return { violations, figures, left: [await queue.size(), await queue.inFlight()], abandoned };
 }
