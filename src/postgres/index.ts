@@ -5,6 +5,7 @@
  * @packageDocumentation
  * @module workqueue-spec/postgres
  */
+export type { ObservablePool } from "./connections.js";
 export { DatabaseUnavailableError, StaleLeaseError } from "./errors.js";
 export { type MigrateOptions, migrate } from "./migrate.js";
 export {

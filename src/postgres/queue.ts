@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.js";
 import { assertDelay, assertMaxRetries, assertShape, expected, signalOf } from "../validate.js";
+import { guardPool, type ObservablePool } from "./connections.js";
 import { DatabaseUnavailableError, isUnavailable, StaleLeaseError } from "./errors.js";
 import { assertSchema, channelOf } from "./schema.js";
 
@@ -74,7 +75,7 @@ export interface ListeningClient extends Queryable {
  *
  * @public
  */
-export interface PoolLike extends Queryable {
+export interface PoolLike extends Queryable, Partial<ObservablePool> {
   /** A client of its own, for `LISTEN`. */
   connect(): Promise<ListeningClient>;
 }
@@ -232,7 +233,7 @@ export class PostgresWorkQueue {
       throw new TypeError(expected("options", "an object such as { pool, name: 'pods', maxRetries: 5 }", options));
     }
     // Stryker disable next-line ArrayDeclaration: equivalent: a pool has no optional method, and a name no pool has is as absent as none
-    assertShape("pool", options.pool, "a pg Pool", ["query", "connect"], []);
+    assertShape("pool", options.pool, "a pg Pool", ["query", "connect"], ["on"]);
     if (typeof options.name !== "string" || options.name === "") {
       throw new TypeError(expected("name", "a non-empty string", options.name));
     }
@@ -257,6 +258,7 @@ export class PostgresWorkQueue {
     this.maxRetries = options.maxRetries;
     this.leaseMs = leaseMs;
     this.#pool = options.pool;
+    guardPool(options.pool); // §20.8: a lost connection rejects a call, never ends the process
     this.#functions = `"${schema}"`;
     this.#channel = channelOf(schema);
     this.#clock = options.clock;
