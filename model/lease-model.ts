@@ -123,6 +123,17 @@ export class LeaseModel {
   }
 
   /**
+   * [§14.1](../docs/spec.md#§14-waiting-for-work), [§14.2](../docs/spec.md#§14-waiting-for-work), [§20.10](../docs/spec.md#§20-leases-on-postgresql): what a `take` made now answers at once: the oldest queued item under a new lease, as `get`;
+   * `undefined` when the queue is shutting down and nothing is queued, waiting or in flight; otherwise `"waits"`
+   * (nothing changes). A live lease keeps a shutting-down take waiting: its expiry may queue its item again.
+   */
+  take(): ModelLease | undefined | "waits" {
+    if (this.size > 0) return this.get();
+    if (this.shuttingDown && this.waiting === 0 && this.inFlight === 0) return undefined;
+    return "waits";
+  }
+
+  /**
    * [§20.4](../docs/spec.md#§20-leases-on-postgresql): whether a call may act with `lease`: its token is the item's latest (0 when none was ever
    * handed out) and that lease did not expire.
    */

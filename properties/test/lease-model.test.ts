@@ -201,3 +201,27 @@ test("WorkQueueModel.expire: an in-flight item goes to the tail, its wait ends; 
   model.expire("c");
   expect(model.snapshot().queue).toEqual(["a", "b", "c"]);
 });
+
+test("§14.2, §20.10: a take while shutting down waits while a lease is live, and answers undefined once none is", () => {
+  const model = fresh();
+  model.add("a");
+  model.add("b");
+  const a = model.take();
+  if (a === undefined || a === "waits") throw new Error("nothing handed out");
+  expect(a).toEqual({ item: "a", token: 1, expiresAt: 100 });
+  expect(model.take()).toEqual({ item: "b", token: 2, expiresAt: 100 });
+  expect(model.take()).toBe("waits"); // not shutting down: nothing queued
+  model.shutDown();
+  expect(model.take()).toBe("waits"); // two leases live: either may expire and queue its item again
+  expect(model.done(a)).toEqual({ stale: false, value: undefined });
+  expect(model.take()).toBe("waits"); // "b" is still live
+  model.advance(100); // "b"'s holder died: its lease expires and "b" is queued again
+  expect(model.take()).toEqual({ item: "b", token: 3, expiresAt: 200 });
+  expect(model.take()).toBe("waits");
+  model.advance(100);
+  expect(model.take()).toEqual({ item: "b", token: 4, expiresAt: 300 });
+  const last = { item: "b", token: 4, expiresAt: 300 };
+  expect(model.done(last)).toEqual({ stale: false, value: undefined });
+  expect(model.take()).toBeUndefined();
+  expect([model.size, model.inFlight, model.waiting]).toEqual([0, 0, 0]);
+});

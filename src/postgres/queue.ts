@@ -331,7 +331,8 @@ export class PostgresWorkQueue {
   /**
    * [§14](../../docs/spec.md#§14-waiting-for-work): the next item under a new lease, waiting until one is queued — by this process or another,
    * woken by `LISTEN/NOTIFY`, by the earliest lease expiry, and at least every `pollMs`. Resolves `undefined` once
-   * the queue is shutting down and nothing is queued (§14.2).
+   * the queue is shutting down and nothing is queued, waiting or in flight (§14.2, §20.10): while a lease is live,
+   * its expiry may queue its item again, so the take waits for its `done` or its expiry.
    *
    * @param options - `signal` withdraws the take (§14.5).
    */
@@ -342,7 +343,9 @@ export class PostgresWorkQueue {
       const lease = await this.#get("take"); // its error names the take, the call the caller made
       if (lease !== undefined) return { found: true, value: lease };
       const views = await this.#views("take");
-      if (views.shuttingDown && views.waiting === 0) return { found: true, value: undefined }; // §14.2, §17.7
+      // §14.2, §17.7, §20.10: no more work only when nothing waits and no lease is live, whose expiry would queue
+      // its item again with nobody left to take it (a holder that died during a drain)
+      if (views.shuttingDown && views.waiting + views.inFlight === 0) return { found: true, value: undefined };
       return { found: false, nextEvent: views.nextEvent };
     });
   }
@@ -543,7 +546,7 @@ export class PostgresWorkQueue {
     return Number(row.failures);
   }
 
-  /** [§12.1](../../docs/spec.md#§12-shutdown): shuts the queue down for every process; waiting takes with nothing to hand out resolve `undefined`. */
+  /** [§12.1](../../docs/spec.md#§12-shutdown): shuts the queue down for every process; waiting takes resolve `undefined` once nothing is queued, waiting or in flight (§20.10). */
   async shutDown(): Promise<void> {
     await this.#call("shutDown", "shut_down($1)", [this.name]);
     this.#wake();

@@ -24,6 +24,7 @@ type Call =
   | { readonly verb: "add"; readonly item: string }
   | { readonly verb: "addAfter"; readonly item: string; readonly delayMs: number }
   | { readonly verb: "get" }
+  | { readonly verb: "take" }
   | { readonly verb: "done" | "retry" | "forget" | "extend"; readonly lease: number }
   | { readonly verb: "done" | "retry" | "forget"; readonly unleased: string }
   | { readonly verb: "advance"; readonly ms: number }
@@ -33,6 +34,7 @@ const item = fc.constantFrom(...items);
 export const call: fc.Arbitrary<Call> = fc.oneof(
   { weight: 4, arbitrary: item.map((i) => ({ verb: "add", item: i }) as const) },
   { weight: 4, arbitrary: fc.constant({ verb: "get" } as const) },
+  { weight: 2, arbitrary: fc.constant({ verb: "take" } as const) },
   {
     weight: 2,
     arbitrary: fc
@@ -57,6 +59,20 @@ async function fenced<V>(call: () => Promise<V>): Promise<Fenced<V>> {
     return { stale: false, value: await call() };
   } catch (error) {
     if (error instanceof StaleLeaseError) return { stale: true };
+    throw error;
+  }
+}
+
+/**
+ * What a `take` answered, or `"waits"` when it was still waiting after 100 ms, and was withdrawn (§14.5). A take
+ * the model expects to answer at once is given 10 s, so that a slow machine does not make it look waiting.
+ */
+async function taken(queue: PostgresWorkQueue, waits: boolean): Promise<Lease | undefined | "waits"> {
+  const signal = AbortSignal.timeout(waits ? 100 : 10_000);
+  try {
+    return await queue.take({ signal });
+  } catch (error) {
+    if (signal.aborted && error === signal.reason) return "waits";
     throw error;
   }
 }
@@ -89,6 +105,15 @@ async function run(
       if (got !== undefined) tokens.push(got.token);
       expect(got && { ...got, token: tokens.indexOf(got.token) + 1 }, `§5, §20.2: get ${where()}`).toEqual(expected);
       if (got !== undefined && expected !== undefined) leases.push([got, expected]);
+    } else if (c.verb === "take") {
+      const expected = model.take();
+      const got = await taken(queue, expected === "waits");
+      if (got !== undefined && got !== "waits") tokens.push(got.token);
+      const answer = got === undefined || got === "waits" ? got : { ...got, token: tokens.indexOf(got.token) + 1 };
+      expect(answer, `§14.1, §14.2, §20.10: take ${where()}`).toEqual(expected);
+      if (got !== undefined && got !== "waits" && expected !== undefined && expected !== "waits") {
+        leases.push([got, expected]);
+      }
     } else if (c.verb === "advance") {
       clock.advance(c.ms);
       model.advance(c.ms);
