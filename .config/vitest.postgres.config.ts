@@ -22,6 +22,7 @@ export default defineConfig({
       "properties/test/postgres-outage.test.ts",
       "properties/test/postgres-sleeping.test.ts",
       "properties/test/postgres-connections.test.ts",
+      "properties/test/postgres-setup.test.ts",
     ],
   },
 });

@@ -6,7 +6,7 @@
  * @module workqueue-spec/postgres
  */
 export type { ObservablePool } from "./connections.js";
-export { DatabaseUnavailableError, StaleLeaseError } from "./errors.js";
+export { DatabaseUnavailableError, SchemaNotMigratedError, StaleLeaseError } from "./errors.js";
 export { type MigrateOptions, migrate } from "./migrate.js";
 export {
   type Lease,

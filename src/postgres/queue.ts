@@ -1,7 +1,13 @@
 import type { Clock } from "../clock.js";
 import { assertDelay, assertMaxRetries, assertShape, expected, signalOf } from "../validate.js";
 import { guardPool, type ObservablePool } from "./connections.js";
-import { DatabaseUnavailableError, isUnavailable, StaleLeaseError } from "./errors.js";
+import {
+  DatabaseUnavailableError,
+  isUnavailable,
+  isUnmigrated,
+  SchemaNotMigratedError,
+  StaleLeaseError,
+} from "./errors.js";
 import { assertSchema, channelOf } from "./schema.js";
 
 /**
@@ -211,6 +217,8 @@ export class PostgresWorkQueue {
   readonly maxRetries: number;
   /** How long a lease lasts, in milliseconds. */
   readonly leaseMs: number;
+  /** The schema, named by an error when it was not migrated. */
+  readonly #schema: string;
   /** The quoted schema, the prefix of every function. */
   readonly #functions: string;
   /** The channel of the schema's notifications. */
@@ -259,6 +267,7 @@ export class PostgresWorkQueue {
     this.leaseMs = leaseMs;
     this.#pool = options.pool;
     guardPool(options.pool); // §20.8: a lost connection rejects a call, never ends the process
+    this.#schema = schema;
     this.#functions = `"${schema}"`;
     this.#channel = channelOf(schema);
     this.#clock = options.clock;
@@ -288,6 +297,7 @@ export class PostgresWorkQueue {
       return (await this.#pool.query(`select * from ${this.#functions}.${sql}`, values)).rows;
     } catch (error) {
       if (isUnavailable(error)) throw new DatabaseUnavailableError(verb, error);
+      if (isUnmigrated(error)) throw new SchemaNotMigratedError(verb, this.#schema, error);
       // A transaction the server aborted to break a deadlock changed nothing: it is made again (§20.8).
       if ((error as { code?: unknown } | null)?.code !== "40P01" || attempt === 5) throw error;
       return this.#attempt(attempt + 1, verb, sql, values);
