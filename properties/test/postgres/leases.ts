@@ -89,8 +89,24 @@ async function run(
   const queue = new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries, leaseMs, clock, backoff });
   const model = new LeaseModel({ maxRetries, leaseMs, backoff });
   const leases: [Lease, ModelLease][] = [];
-  const log: string[] = [];
   const tokens: number[] = []; // the queue's tokens in the order handed out: the model's token is the rank
+  try {
+    await compare(queue, model, clock, calls, leases, tokens);
+  } finally {
+    await queue.close(); // a take holds a listening connection of the pool's until then
+  }
+}
+
+/** The calls of {@link run}, made on both, compared after each. */
+async function compare(
+  queue: PostgresWorkQueue,
+  model: LeaseModel,
+  clock: VirtualClock,
+  calls: readonly Call[],
+  leases: [Lease, ModelLease][],
+  tokens: number[],
+): Promise<void> {
+  const log: string[] = [];
   for (const c of calls) {
     log.push(JSON.stringify(c));
     const where = () => `after ${log.join(", ")}`;
