@@ -66,16 +66,20 @@ test("§20.3: leases expiring at one instant go back in the order they were hand
   expect([model.get()?.item, model.get()?.item]).toEqual(["b", "a"]);
 });
 
-test("§20.3: a lease that was done does not expire: its token stays accepted past its expiry", () => {
+test("§20.3, §20.4: a lease that was done does not expire, and is refused from then on: done ends it", () => {
   const model = fresh();
   model.add("a");
+  model.add("b");
   const a = model.get();
   if (a === undefined) throw new Error("nothing handed out");
-  model.done(a);
-  model.advance(200);
   expect(model.done(a)).toEqual({ stale: false, value: undefined });
-  expect(model.retry(a)).toEqual({ stale: false, value: true });
-  expect(model.size).toBe(1);
+  model.advance(200);
+  expect([model.size, model.inFlight]).toEqual([1, 0]); // "b" only: the done lease did not expire
+  expect(model.done(a)).toEqual({ stale: true });
+  expect(model.retry(a)).toEqual({ stale: true });
+  expect(model.forget(a)).toEqual({ stale: true });
+  expect(model.extend(a)).toEqual({ stale: true });
+  expect([model.size, model.failures("a")]).toEqual([1, 0]);
 });
 
 test("§20.3: an infinite advance is refused before any lease expires", () => {
@@ -105,7 +109,7 @@ test("§20.3: an expiry while shutting down still queues the item", () => {
   expect([model.size, model.shuttingDown]).toEqual([1, true]);
 });
 
-test("§20.4: a superseded lease is stale; the latest one is accepted, also after its done, as §6.3 and §11.1 say", () => {
+test("§20.4: a superseded lease is stale; the latest one is accepted until its done", () => {
   const model = fresh(1);
   model.add("a");
   const first = model.get();
@@ -114,14 +118,40 @@ test("§20.4: a superseded lease is stale; the latest one is accepted, also afte
   const second = model.get();
   if (second === undefined) throw new Error("nothing handed out");
   expect(model.done(first)).toEqual({ stale: true });
-  expect(model.done(second)).toEqual({ stale: false, value: undefined });
-  expect(model.inFlight).toBe(0);
-  expect(model.done(second)).toEqual({ stale: false, value: undefined });
-  expect(model.extend(second)).toEqual({ stale: true }); // ended: not live
+  expect(model.forget(second)).toEqual({ stale: false, value: undefined });
   expect(model.retry(second)).toEqual({ stale: false, value: false }); // maxRetries 1: gives up
   expect(model.failures("a")).toBe(1);
-  expect(model.forget(second)).toEqual({ stale: false, value: undefined });
-  expect(model.failures("a")).toBe(0);
+  expect(model.done(second)).toEqual({ stale: false, value: undefined });
+  expect(model.inFlight).toBe(0);
+  expect(model.done(second)).toEqual({ stale: true });
+  expect(model.forget(second)).toEqual({ stale: true });
+  expect(model.failures("a")).toBe(1);
+  // "a" keeps its failure, so its latest lease is remembered: token 0 is no lease of it
+  expect(model.forget({ item: "a", token: 0, expiresAt: 0 })).toEqual({ stale: true });
+});
+
+test("§20.9, §20.4: an idle item is forgotten with its lease: its old leases stay refused, token 0 is accepted again", () => {
+  const model = fresh();
+  model.add("a");
+  const a = model.get();
+  if (a === undefined) throw new Error("nothing handed out");
+  expect(model.done(a)).toEqual({ stale: false, value: undefined }); // "a" is idle now
+  const zero = { item: "a", token: 0, expiresAt: 0 };
+  expect(model.retry(zero)).toEqual({ stale: false, value: true }); // as for an item never handed out (§7.3)
+  expect([model.size, model.failures("a")]).toEqual([1, 1]);
+  expect(model.done(a)).toEqual({ stale: true });
+  const again = model.get();
+  expect(again).toEqual({ item: "a", token: 2, expiresAt: 100 });
+  if (again === undefined) throw new Error("nothing handed out");
+  expect(model.done(again)).toEqual({ stale: false, value: undefined });
+  expect(model.forget(zero)).toEqual({ stale: true }); // a failure is counted: "a" is not idle, its lease is known
+  model.add("a");
+  const third = model.get();
+  if (third === undefined) throw new Error("nothing handed out");
+  expect(model.forget(third)).toEqual({ stale: false, value: undefined }); // no failure now; in flight still
+  expect(model.done(third)).toEqual({ stale: false, value: undefined }); // idle
+  expect(model.forget(zero)).toEqual({ stale: false, value: undefined });
+  expect(model.done(third)).toEqual({ stale: true });
 });
 
 test("§20.4: token 0 is accepted for an item never handed out, and refused once one was", () => {

@@ -77,6 +77,12 @@ async function taken(queue: PostgresWorkQueue, waits: boolean): Promise<Lease | 
   }
 }
 
+/** How many rows of items the queue `name` has: §20.9 bounds them by the items that are not idle. */
+async function rowsOf(pool: pg.Pool, schema: string, name: string): Promise<number> {
+  const { rows } = await pool.query(`select count(*)::int as n from "${schema}".items where queue = $1`, [name]);
+  return (rows[0] as { n: number }).n;
+}
+
 /** Runs `calls` on a fresh queue and the model, comparing after every call; throws at the first difference. */
 async function run(
   pool: pg.Pool,
@@ -91,7 +97,7 @@ async function run(
   const leases: [Lease, ModelLease][] = [];
   const tokens: number[] = []; // the queue's tokens in the order handed out: the model's token is the rank
   try {
-    await compare(queue, model, clock, calls, leases, tokens);
+    await compare(queue, model, clock, calls, leases, tokens, (name) => rowsOf(pool, schema, name));
   } finally {
     await queue.close(); // a take holds a listening connection of the pool's until then
   }
@@ -105,6 +111,7 @@ async function compare(
   calls: readonly Call[],
   leases: [Lease, ModelLease][],
   tokens: number[],
+  rows: (name: string) => Promise<number>,
 ): Promise<void> {
   const log: string[] = [];
   for (const c of calls) {
@@ -159,6 +166,10 @@ async function compare(
     expect(await queue.waiting(), `§9.4: waiting ${where()}`).toBe(model.waiting);
     expect(await queue.shuttingDown(), `§12.2: shuttingDown ${where()}`).toBe(model.shuttingDown);
     for (const i of items) expect(await queue.failures(i), `§9.3: failures(${i}) ${where()}`).toBe(model.failures(i));
+    const live = items.filter(
+      (i) => model.queue.stateOf(i) !== "absent" || model.queue.dueOf(i) !== undefined || model.failures(i) > 0,
+    );
+    expect(await rows(queue.name), `§20.9: rows of items ${where()}`).toBe(live.length);
   }
 }
 

@@ -26,15 +26,30 @@ export interface PostgresDefect {
 export const postgresDefects: readonly PostgresDefect[] = [
   {
     name: "no fencing: any token is accepted",
-    from: "return p_token = r.token and r.lease <> 'expired';",
+    from: "return p_token = r.token and (r.lease = 'live' or r.token = 0);",
     to: "return true;",
     suite: "leases",
     rule: "§20.4",
   },
   {
     name: "an expired lease's token is accepted until the item is handed out again",
-    from: "return p_token = r.token and r.lease <> 'expired';",
-    to: "return p_token = r.token;",
+    from: "return p_token = r.token and (r.lease = 'live' or r.token = 0);",
+    to: "return p_token = r.token and r.lease <> 'finished';",
+    suite: "leases",
+    rule: "§20.4",
+  },
+  {
+    name: "a finished lease is accepted: retry after done queues the item again",
+    from: "return p_token = r.token and (r.lease = 'live' or r.token = 0);",
+    to: "return p_token = r.token and r.lease <> 'expired';",
+    suite: "leases",
+    rule: "§20.4",
+  },
+  {
+    // The storage bound of §20.9, seen through §20.4: a kept row remembers a token the model forgot with the item.
+    name: "rows of idle items are kept",
+    from: ".items i where i.queue = p_queue and i.item = p_item and not i.in_flight",
+    to: ".items i where false and i.queue = p_queue and i.item = p_item and not i.in_flight",
     suite: "leases",
     rule: "§20.4",
   },
