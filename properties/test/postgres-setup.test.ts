@@ -134,3 +134,33 @@ test("a cause of many lines is named by its first, and a host named base only hi
   const base = { code: "EAI_AGAIN", hostname: "base", message: "x" };
   expect(new DatabaseUnavailableError("add", base).message).toBe("add could not reach PostgreSQL: [object Object]");
 });
+
+test("migrate upgrades a version 1 schema, deleting the rows of idle items, whose leases stay refused; it refuses a newer schema and changes nothing", async () => {
+  const old = `${schema}_v1`;
+  await migrate(pool, { schema: old });
+  try {
+    // Version 1: no version table, and a row kept for every item ever added.
+    await pool.query(`drop table "${old}".version`);
+    await pool.query(
+      `insert into "${old}".items (queue, item, token, lease) values ('q', 'gone', 5, 'finished'), ('q', 'failed', 6, 'finished')`,
+    );
+    await pool.query(`update "${old}".items set failures = 2 where item = 'failed'`);
+    await migrate(pool, { schema: old });
+    const { rows } = await pool.query(`select item from "${old}".items order by item`);
+    expect(rows.map((row) => row.item)).toEqual(["failed"]); // a failure counted keeps the row
+    expect((await pool.query(`select version from "${old}".version`)).rows).toEqual([{ version: 2 }]);
+    const queue = new PostgresWorkQueue({ pool, schema: old, name: "q", maxRetries: 3 });
+    await expect(queue.done({ item: "gone", token: 5, expiresAt: 0 })).rejects.toThrow(
+      "token 5 expired or was superseded",
+    );
+    expect(await queue.failures("failed")).toBe(2);
+    await pool.query(`update "${old}".version set version = 3`);
+    const refused = await rejection(migrate(pool, { schema: old }));
+    expect(refused.message).toBe(
+      `the schema "${old}" is at version 3, made by a newer workqueue-spec; this one makes version 2 and would downgrade it: upgrade workqueue-spec`,
+    );
+    expect((await pool.query(`select version from "${old}".version`)).rows).toEqual([{ version: 3 }]);
+  } finally {
+    await pool.query(`drop schema "${old}" cascade`);
+  }
+});

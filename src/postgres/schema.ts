@@ -16,6 +16,13 @@ export function assertSchema(schema: unknown): asserts schema is string {
   }
 }
 
+/**
+ * The version of the schema this package makes: 1 kept every item's row for ever; 2 deletes the rows of idle items
+ * (§20.9). `migrate` upgrades an older schema and refuses a newer one, whose functions this package would replace
+ * with older ones.
+ */
+export const schemaVersion = 2;
+
 /** The channel `LISTEN/NOTIFY` uses for the schema's queues; the payload is the queue's name. */
 export function channelOf(schema: string): string {
   return `${schema}_workqueue`;
@@ -39,6 +46,17 @@ export function migration(schema: string): string {
   const channel = channelOf(schema);
   return `
 create schema if not exists ${s};
+create table if not exists ${s}.version (version integer not null);
+do $$
+declare v integer := (select max(version) from ${s}.version);
+begin
+  if v > ${schemaVersion} then
+    raise exception 'the schema "${schema}" is at version %, made by a newer workqueue-spec; this one makes version ${schemaVersion} and would downgrade it: upgrade workqueue-spec', v
+      using errcode = 'WQ001';
+  end if;
+end $$;
+delete from ${s}.version;
+insert into ${s}.version values (${schemaVersion});
 create table if not exists ${s}.queues (
   name text collate "C" primary key,
   shutting_down boolean not null default false
@@ -336,5 +354,9 @@ begin
     on conflict (name) do update set shutting_down = true;
   perform pg_notify('${channel}', p_queue);
 end $$;
+
+-- Version 1 kept the rows of idle items: they go now, as tidy would have deleted them (§20.9). A no-op after.
+delete from ${s}.items i where not i.in_flight and not i.dirty and i.due_ms is null and i.failures = 0
+  and not exists (select from ${s}.queued q where q.queue = i.queue and q.item = i.item);
 `;
 }
