@@ -64,10 +64,7 @@ export class LeaseModel {
   readonly queue: WorkQueueModel<string>;
   /** [§20.2](../docs/spec.md#§20-leases-on-postgresql): how long a lease lasts. */
   readonly leaseMs: number;
-  /**
-   * [§20.2](../docs/spec.md#§20-leases-on-postgresql): the latest lease of each item that was handed out and is not idle since ([§20.9](../docs/spec.md#§20-leases-on-postgresql): an idle
-   * item is forgotten, its latest lease with it).
-   */
+  /** [§20.2](../docs/spec.md#§20-leases-on-postgresql): the latest lease of each item that was ever handed out. */
   readonly #leases = new Map<string, Held>();
   /** [§20.2](../docs/spec.md#§20-leases-on-postgresql): the last token handed out; tokens only grow. */
   #tokens = 0;
@@ -138,34 +135,19 @@ export class LeaseModel {
 
   /**
    * [§20.4](../docs/spec.md#§20-leases-on-postgresql): whether a call may act with `lease`: it is the item's latest and live (it neither expired nor
-   * was done), or its token is 0 and the item has no lease: none was handed out, or the item was idle since.
+   * was done); or its token is 0, the caller holding no lease, and no lease of the item is live.
    */
   #accepts(lease: ModelLease): boolean {
+    if (lease.token === 0)
+      return this.queue.stateOf(lease.item) === "absent" || this.queue.stateOf(lease.item) === "queued";
     const held = this.#leases.get(lease.item);
-    if (held === undefined) return lease.token === 0;
-    return held.token === lease.token && held.ended === undefined;
+    return held !== undefined && held.token === lease.token && held.ended === undefined;
   }
 
-  /**
-   * [§20.9](../docs/spec.md#§20-leases-on-postgresql): forgets the lease of every idle item — not queued, in flight or waiting, and no failure counted —
-   * as the queue deletes its row in the call that made it idle.
-   */
-  #forgetIdle(): void {
-    for (const item of [...this.#leases.keys()]) {
-      const idle =
-        this.queue.stateOf(item) === "absent" &&
-        this.queue.dueOf(item) === undefined &&
-        this.queue.failures(item) === 0;
-      if (idle) this.#leases.delete(item);
-    }
-  }
-
-  /** Runs `change` if `lease` is accepted (§20.4); otherwise nothing changes. Then forgets what became idle. */
+  /** Runs `change` if `lease` is accepted (§20.4); otherwise nothing changes. */
   #fenced<V>(lease: ModelLease, change: () => V): Fenced<V> {
     if (!this.#accepts(lease)) return { stale: true };
-    const value = change();
-    this.#forgetIdle();
-    return { stale: false, value };
+    return { stale: false, value: change() };
   }
 
   /**

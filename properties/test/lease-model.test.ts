@@ -126,35 +126,29 @@ test("§20.4: a superseded lease is stale; the latest one is accepted until its 
   expect(model.done(second)).toEqual({ stale: true });
   expect(model.forget(second)).toEqual({ stale: true });
   expect(model.failures("a")).toBe(1);
-  // "a" keeps its failure, so its latest lease is remembered: token 0 is no lease of it
-  expect(model.forget({ item: "a", token: 0, expiresAt: 0 })).toEqual({ stale: true });
 });
 
-test("§20.9, §20.4: an idle item is forgotten with its lease: its old leases stay refused, token 0 is accepted again", () => {
+test("§20.4: token 0, a caller holding no lease, is accepted while no lease of the item is live, whatever was handed out before", () => {
   const model = fresh();
+  const zero = { item: "a", token: 0, expiresAt: 0 };
   model.add("a");
+  expect(model.retry(zero)).toEqual({ stale: false, value: true }); // queued: §7.3 keeps it queued once
+  expect(model.failures("a")).toBe(1);
   const a = model.get();
   if (a === undefined) throw new Error("nothing handed out");
-  expect(model.done(a)).toEqual({ stale: false, value: undefined }); // "a" is idle now
-  const zero = { item: "a", token: 0, expiresAt: 0 };
-  expect(model.retry(zero)).toEqual({ stale: false, value: true }); // as for an item never handed out (§7.3)
-  expect([model.size, model.failures("a")]).toEqual([1, 1]);
+  expect(model.forget(zero)).toEqual({ stale: true }); // in flight under a live lease
+  expect(model.done(zero)).toEqual({ stale: true });
+  expect(model.done(a)).toEqual({ stale: false, value: undefined });
   expect(model.done(a)).toEqual({ stale: true });
-  const again = model.get();
-  expect(again).toEqual({ item: "a", token: 2, expiresAt: 100 });
-  if (again === undefined) throw new Error("nothing handed out");
-  expect(model.done(again)).toEqual({ stale: false, value: undefined });
-  expect(model.forget(zero)).toEqual({ stale: true }); // a failure is counted: "a" is not idle, its lease is known
-  model.add("a");
-  const third = model.get();
-  if (third === undefined) throw new Error("nothing handed out");
-  expect(model.forget(third)).toEqual({ stale: false, value: undefined }); // no failure now; in flight still
-  expect(model.done(third)).toEqual({ stale: false, value: undefined }); // idle
   expect(model.forget(zero)).toEqual({ stale: false, value: undefined });
-  expect(model.done(third)).toEqual({ stale: true });
+  expect(model.failures("a")).toBe(0);
+  expect(model.done(zero)).toEqual({ stale: false, value: undefined }); // §6.3: not in flight, nothing changes
+  expect(model.retry(zero)).toEqual({ stale: false, value: true }); // §7.3: an absent item is queued
+  expect(model.extend(zero)).toEqual({ stale: true }); // nothing to extend
+  expect([model.size, model.inFlight]).toEqual([1, 0]);
 });
 
-test("§20.4: token 0 is accepted for an item never handed out, and refused once one was", () => {
+test("§20.4: token 0 is accepted for an item never handed out, and refused while its lease is live", () => {
   const model = fresh();
   const never = { item: "x", token: 0, expiresAt: 0 };
   expect(model.retry(never)).toEqual({ stale: false, value: true }); // §7.3: an absent item is queued

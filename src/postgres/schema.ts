@@ -34,9 +34,9 @@ export function channelOf(schema: string): string {
  * when `null`, the database's.
  *
  * An item's row lives while the item is queued, in flight, waiting or has failures counted; the call that makes it
- * idle deletes it (§20.9), so the table holds live work only. A missing row means "no live lease": tokens come from
- * one sequence of the schema, so a row made again starts from token 0, which no lease ever carried, and every lease
- * handed out before is refused (§20.4). The queue's order is a table of its own, `queued`, whose rows only the
+ * idle deletes it (§20.9), so the table holds live work only. A missing row means "no live lease", which is all
+ * the fence asks (§20.4): a lease is accepted only while live, and tokens come from one sequence of the schema, so
+ * a row made again starts below every token handed out and refuses them all. The queue's order is a table of its own, `queued`, whose rows only the
  * `get` that takes them locks: a call that locks an item's row to read or change its state (an add of a queued
  * item, a `forget`) never hides the item from a `get`, which skips only the rows other `get`s are taking, so `get`s
  * run side by side and still answer in the queue's order (§10.8).
@@ -254,15 +254,15 @@ begin
   return query select v_item, v_token, v_now + p_lease_ms;
 end $$;
 
--- §20.4: whether a call with token p_token may act on the item: only while its lease is live — not once a later
--- lease was handed out, nor once this one expired or was done; token 0 while the item has no lease, never handed
--- out or idle since (its row was deleted and made again). Locks the item's row, creating it, so the caller's change
--- is atomic; the caller tidies the row after.
+-- §20.4: whether a call with token p_token may act on the item: while its lease is live — not once a later lease
+-- was handed out, nor once this one expired or was done; token 0, a caller holding no lease, while no lease of the
+-- item is live. A deleted row (§20.9) changes neither: its item was in flight under no lease. Locks the item's row,
+-- creating it, so the caller's change is atomic; the caller tidies the row after.
 create or replace function ${s}.fenced(p_queue text, p_item text, p_token bigint) returns boolean
 language plpgsql as $$
 declare r ${s}.items := ${s}.item_row(p_queue, p_item);
 begin
-  return p_token = r.token and (r.lease = 'live' or r.token = 0);
+  return (p_token = r.token and r.lease = 'live') or (p_token = 0 and not r.in_flight);
 end $$;
 
 -- §6.
