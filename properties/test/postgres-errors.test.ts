@@ -197,7 +197,7 @@ test("a stale lease is refused with a StaleLeaseError that names the verb, the i
     expect(error).toBeInstanceOf(StaleLeaseError);
     expect(error).toMatchObject({ name: "StaleLeaseError", item: "a", token: lease.token });
     expect((error as Error).message).toBe(
-      `${verb}("a") refused: the lease with token ${lease.token} expired or was superseded; nothing changed`,
+      `${verb}("a") refused: the lease with token ${lease.token} expired, was done or was superseded; nothing changed`,
     );
   }
 });

@@ -151,7 +151,7 @@ test("migrate upgrades a version 1 schema, deleting the rows of idle items, whos
     expect((await pool.query(`select version from "${old}".version`)).rows).toEqual([{ version: 2 }]);
     const queue = new PostgresWorkQueue({ pool, schema: old, name: "q", maxRetries: 3 });
     await expect(queue.done({ item: "gone", token: 5, expiresAt: 0 })).rejects.toThrow(
-      "token 5 expired or was superseded",
+      "token 5 expired, was done or was superseded",
     );
     expect(await queue.failures("failed")).toBe(2);
     await pool.query(`update "${old}".version set version = 3`);

@@ -3,7 +3,7 @@
  */
 
 /**
- * A `done`, `retry`, `forget` or `extend` carried a lease that is no longer the item's: it expired, or the item
+ * A `done`, `retry`, `forget` or `extend` carried a lease that is not live: it expired, was done, or the item
  * was handed out again under a later token ([docs/spec.md §20.4](../../docs/spec.md#§20-leases-on-postgresql)). Nothing changed.
  *
  * @public
@@ -32,7 +32,7 @@ export class StaleLeaseError extends Error {
    */
   constructor(verb: string, item: string, token: number) {
     super(
-      `${verb}(${JSON.stringify(item)}) refused: the lease with token ${token} expired or was superseded; nothing changed`,
+      `${verb}(${JSON.stringify(item)}) refused: the lease with token ${token} expired, was done or was superseded; nothing changed`,
     );
     this.item = item;
     this.token = token;

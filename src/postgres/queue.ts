@@ -482,9 +482,10 @@ export class PostgresWorkQueue {
   }
 
   /**
-   * [§6](../../docs/spec.md#§6): ends the lease; a dirty item is queued again.
+   * [§6](../../docs/spec.md#§6): ends the lease; a dirty item is queued again. An item left idle loses its row (§20.9).
    *
-   * @param lease - What `get` or `take` answered. A lease that expired or was superseded throws {@link StaleLeaseError}.
+   * @param lease - What `get` or `take` answered, or `{ item, token: 0 }` holding none. A lease that expired, was
+   *   superseded or was done throws {@link StaleLeaseError} (§20.4): call `retry` and `forget` before `done`.
    */
   async done(lease: Lease): Promise<void> {
     await this.#fenced("done", lease, "done($1, $2, $3, $4)", []);
@@ -493,7 +494,8 @@ export class PostgresWorkQueue {
   /**
    * [§7](../../docs/spec.md#§7): counts a failure; `true` when the item will be processed again, `false` on give-up.
    *
-   * @param lease - What `get` or `take` answered. A lease that expired or was superseded throws {@link StaleLeaseError}.
+   * @param lease - What `get` or `take` answered, or `{ item, token: 0 }` holding none. A lease that expired, was
+   *   superseded or was done throws {@link StaleLeaseError} (§20.4): call `retry` and `forget` before `done`.
    */
   async retry(lease: Lease): Promise<boolean> {
     const [baseMs, maxMs] = this.#backoff;
@@ -508,7 +510,8 @@ export class PostgresWorkQueue {
   /**
    * [§8](../../docs/spec.md#§8): resets the item's failure count.
    *
-   * @param lease - What `get` or `take` answered. A lease that expired or was superseded throws {@link StaleLeaseError}.
+   * @param lease - What `get` or `take` answered, or `{ item, token: 0 }` holding none. A lease that expired, was
+   *   superseded or was done throws {@link StaleLeaseError} (§20.4): call `retry` and `forget` before `done`.
    */
   async forget(lease: Lease): Promise<void> {
     await this.#fenced("forget", lease, "forget($1, $2, $3, $4)", []);
