@@ -240,7 +240,6 @@ export class PostgresWorkQueue {
     if (typeof options !== "object" || options === null) {
       throw new TypeError(expected("options", "an object such as { pool, name: 'pods', maxRetries: 5 }", options));
     }
-    // Stryker disable next-line ArrayDeclaration: equivalent: a pool has no optional method, and a name no pool has is as absent as none
     assertShape("pool", options.pool, "a pg Pool", ["query", "connect"], ["on"]);
     if (typeof options.name !== "string" || options.name === "") {
       throw new TypeError(expected("name", "a non-empty string", options.name));
