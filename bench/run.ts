@@ -7,7 +7,6 @@ import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { fallDue, redelay, waitingDepths } from "./delays.js";
 import { inProcessGate, planningFloor, protocolGate, rejections, type Throughput } from "./gate.js";
-import { measureStorage } from "./storage.js";
 import { cycleDepth, measurePostgres, type PostgresResult, postgresAnswers, workerCounts } from "./postgres.js";
 import {
   burst,
@@ -21,6 +20,7 @@ import {
   retryPath,
   type Timing,
 } from "./queues.js";
+import { measureStorage } from "./storage.js";
 
 const { values } = parseArgs({
   options: {
@@ -254,7 +254,13 @@ if (values.storage) {
             mib(r.bytesAfterFirstChunk),
             mib(r.bytesAtEnd),
           ]),
-          ["queue", "keys/s", "rows at end", "tables after 10,000 keys", "tables at end"],
+          [
+            "queue",
+            "keys/s",
+            "rows at end",
+            `tables after ${Math.min(keys, 10_000).toLocaleString("en-US")} keys`,
+            "tables at end",
+          ],
         )}\n`,
   );
   process.exit(0);
