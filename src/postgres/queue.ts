@@ -107,7 +107,11 @@ export interface Lease {
  * @public
  */
 export interface PostgresWorkQueueOptions {
-  /** The connections: a `pg` `Pool`. The queue does not end it. */
+  /**
+   * The connections: a `pg` `Pool`. The queue does not end it. It gives the pool, and every client the pool hands
+   * out, an `'error'` listener that ignores a lost connection, which the call that used it reports instead
+   * ([§20.10](../../docs/spec.md#§20-leases-on-postgresql)).
+   */
   readonly pool: PoolLike;
   /** The queue's name: queues of one schema share its tables and are independent of each other. */
   readonly name: string;
