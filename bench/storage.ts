@@ -72,6 +72,8 @@ export async function measureStorage(
           }
         }),
       );
+      // A get that found every queued row being taken answers undefined, leaving one key for later: hand out the rest.
+      for (let lease = await queue.get(); lease !== undefined; lease = await queue.get()) await queue.done(lease);
       elapsed += performance.now() - started;
       passed += size;
       const measured = await bytes();
