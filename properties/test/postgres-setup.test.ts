@@ -131,6 +131,10 @@ test("a cause of many lines is named by its first, and a host named base only hi
   expect(new DatabaseUnavailableError("add", elsewhere).message).toBe(
     "add could not reach PostgreSQL: getaddrinfo ENOTFOUND db",
   );
+  expect(new DatabaseUnavailableError("add", null).message).toBe("add could not reach PostgreSQL: null");
+  expect(new SchemaNotMigratedError("add", "s", "gone").message).toBe(
+    'add found no queue in the schema "s" (gone): run migrate(pool, { schema: "s" }) first',
+  );
   const base = { code: "EAI_AGAIN", hostname: "base", message: "x" };
   expect(new DatabaseUnavailableError("add", base).message).toBe("add could not reach PostgreSQL: [object Object]");
 });
