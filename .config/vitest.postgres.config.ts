@@ -21,6 +21,8 @@ export default defineConfig({
       "properties/test/postgres-errors.test.ts",
       "properties/test/postgres-outage.test.ts",
       "properties/test/postgres-sleeping.test.ts",
+      "properties/test/postgres-connections.test.ts",
+      "properties/test/postgres-setup.test.ts",
     ],
   },
 });

@@ -20,9 +20,16 @@ import {
   retryPath,
   type Timing,
 } from "./queues.js";
+import { measureStorage } from "./storage.js";
 
 const { values } = parseArgs({
-  options: { json: { type: "boolean" }, check: { type: "boolean" }, "postgres-only": { type: "boolean" } },
+  options: {
+    json: { type: "boolean" },
+    check: { type: "boolean" },
+    "postgres-only": { type: "boolean" },
+    storage: { type: "boolean" },
+    "storage-keys": { type: "string", default: "1000000" },
+  },
 });
 
 const benchStart = performance.now();
@@ -223,6 +230,40 @@ if (values["postgres-only"] && values.check) {
     "--check checks the budget of docs/performance.md, which --postgres-only does not measure: pass one of them\n",
   );
   process.exit(2);
+}
+
+if (values.storage) {
+  const keys = Number(values["storage-keys"]);
+  if (!(Number.isSafeInteger(keys) && keys > 0)) {
+    process.stderr.write(`Expected \`--storage-keys\` to be a positive integer, got \`${values["storage-keys"]}\`\n`);
+    process.exit(2);
+  }
+  const removed = await measureStorage(keys, true, progress);
+  const kept = await measureStorage(keys, false, progress);
+  progress("");
+  const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
+  process.stdout.write(
+    values.json
+      ? `${JSON.stringify({ machine, storage: { removed, kept } }, null, 2)}\n`
+      : `${header()}\n${table(
+          `PostgreSQL storage after ${keys.toLocaleString("en-US")} distinct keys passed (add → get → done, ${removed.autovacuum === "on" ? "autovacuum on" : "autovacuum off"}, VACUUM every 10,000 keys)`,
+          [removed, kept].map((r, i) => [
+            i === 0 ? "idle rows removed" : "idle rows kept",
+            Math.round(r.keysPerSecond).toLocaleString("en-US"),
+            r.rows.toLocaleString("en-US"),
+            mib(r.bytesAfterFirstChunk),
+            mib(r.bytesAtEnd),
+          ]),
+          [
+            "queue",
+            "keys/s",
+            "rows at end",
+            `tables after ${Math.min(keys, 10_000).toLocaleString("en-US")} keys`,
+            "tables at end",
+          ],
+        )}\n`,
+  );
+  process.exit(0);
 }
 
 /** The PostgreSQL benchmarks, or why they did not run: the database does not answer. */

@@ -123,13 +123,25 @@ export class LeaseModel {
   }
 
   /**
-   * [§20.4](../docs/spec.md#§20-leases-on-postgresql): whether a call may act with `lease`: its token is the item's latest (0 when none was ever
-   * handed out) and that lease did not expire.
+   * [§14.1](../docs/spec.md#§14-waiting-for-work), [§14.2](../docs/spec.md#§14-waiting-for-work), [§20.10](../docs/spec.md#§20-leases-on-postgresql): what a `take` made now answers at once: the oldest queued item under a new lease, as `get`;
+   * `undefined` when the queue is shutting down and nothing is queued, waiting or in flight; otherwise `"waits"`
+   * (nothing changes). A live lease keeps a shutting-down take waiting: its expiry may queue its item again.
+   */
+  take(): ModelLease | undefined | "waits" {
+    if (this.size > 0) return this.get();
+    if (this.shuttingDown && this.waiting === 0 && this.inFlight === 0) return undefined;
+    return "waits";
+  }
+
+  /**
+   * [§20.4](../docs/spec.md#§20-leases-on-postgresql): whether a call may act with `lease`: it is the item's latest and live (it neither expired nor
+   * was done); or its token is 0, the caller holding no lease, and no lease of the item is live.
    */
   #accepts(lease: ModelLease): boolean {
+    if (lease.token === 0)
+      return this.queue.stateOf(lease.item) === "absent" || this.queue.stateOf(lease.item) === "queued";
     const held = this.#leases.get(lease.item);
-    if (held === undefined) return lease.token === 0;
-    return held.token === lease.token && held.ended !== "expired";
+    return held !== undefined && held.token === lease.token && held.ended === undefined;
   }
 
   /** Runs `change` if `lease` is accepted (§20.4); otherwise nothing changes. */

@@ -66,16 +66,20 @@ test("§20.3: leases expiring at one instant go back in the order they were hand
   expect([model.get()?.item, model.get()?.item]).toEqual(["b", "a"]);
 });
 
-test("§20.3: a lease that was done does not expire: its token stays accepted past its expiry", () => {
+test("§20.3, §20.4: a lease that was done does not expire, and is refused from then on: done ends it", () => {
   const model = fresh();
   model.add("a");
+  model.add("b");
   const a = model.get();
   if (a === undefined) throw new Error("nothing handed out");
-  model.done(a);
-  model.advance(200);
   expect(model.done(a)).toEqual({ stale: false, value: undefined });
-  expect(model.retry(a)).toEqual({ stale: false, value: true });
-  expect(model.size).toBe(1);
+  model.advance(200);
+  expect([model.size, model.inFlight]).toEqual([1, 0]); // "b" only: the done lease did not expire
+  expect(model.done(a)).toEqual({ stale: true });
+  expect(model.retry(a)).toEqual({ stale: true });
+  expect(model.forget(a)).toEqual({ stale: true });
+  expect(model.extend(a)).toEqual({ stale: true });
+  expect([model.size, model.failures("a")]).toEqual([1, 0]);
 });
 
 test("§20.3: an infinite advance is refused before any lease expires", () => {
@@ -105,7 +109,7 @@ test("§20.3: an expiry while shutting down still queues the item", () => {
   expect([model.size, model.shuttingDown]).toEqual([1, true]);
 });
 
-test("§20.4: a superseded lease is stale; the latest one is accepted, also after its done, as §6.3 and §11.1 say", () => {
+test("§20.4: a superseded lease is stale; the latest one is accepted until its done", () => {
   const model = fresh(1);
   model.add("a");
   const first = model.get();
@@ -114,17 +118,37 @@ test("§20.4: a superseded lease is stale; the latest one is accepted, also afte
   const second = model.get();
   if (second === undefined) throw new Error("nothing handed out");
   expect(model.done(first)).toEqual({ stale: true });
-  expect(model.done(second)).toEqual({ stale: false, value: undefined });
-  expect(model.inFlight).toBe(0);
-  expect(model.done(second)).toEqual({ stale: false, value: undefined });
-  expect(model.extend(second)).toEqual({ stale: true }); // ended: not live
+  expect(model.forget(second)).toEqual({ stale: false, value: undefined });
   expect(model.retry(second)).toEqual({ stale: false, value: false }); // maxRetries 1: gives up
   expect(model.failures("a")).toBe(1);
-  expect(model.forget(second)).toEqual({ stale: false, value: undefined });
-  expect(model.failures("a")).toBe(0);
+  expect(model.done(second)).toEqual({ stale: false, value: undefined });
+  expect(model.inFlight).toBe(0);
+  expect(model.done(second)).toEqual({ stale: true });
+  expect(model.forget(second)).toEqual({ stale: true });
+  expect(model.failures("a")).toBe(1);
 });
 
-test("§20.4: token 0 is accepted for an item never handed out, and refused once one was", () => {
+test("§20.4: token 0, a caller holding no lease, is accepted while no lease of the item is live, whatever was handed out before", () => {
+  const model = fresh();
+  const zero = { item: "a", token: 0, expiresAt: 0 };
+  model.add("a");
+  expect(model.retry(zero)).toEqual({ stale: false, value: true }); // queued: §7.3 keeps it queued once
+  expect(model.failures("a")).toBe(1);
+  const a = model.get();
+  if (a === undefined) throw new Error("nothing handed out");
+  expect(model.forget(zero)).toEqual({ stale: true }); // in flight under a live lease
+  expect(model.done(zero)).toEqual({ stale: true });
+  expect(model.done(a)).toEqual({ stale: false, value: undefined });
+  expect(model.done(a)).toEqual({ stale: true });
+  expect(model.forget(zero)).toEqual({ stale: false, value: undefined });
+  expect(model.failures("a")).toBe(0);
+  expect(model.done(zero)).toEqual({ stale: false, value: undefined }); // §6.3: not in flight, nothing changes
+  expect(model.retry(zero)).toEqual({ stale: false, value: true }); // §7.3: an absent item is queued
+  expect(model.extend(zero)).toEqual({ stale: true }); // nothing to extend
+  expect([model.size, model.inFlight]).toEqual([1, 0]);
+});
+
+test("§20.4: token 0 is accepted for an item never handed out, and refused while its lease is live", () => {
   const model = fresh();
   const never = { item: "x", token: 0, expiresAt: 0 };
   expect(model.retry(never)).toEqual({ stale: false, value: true }); // §7.3: an absent item is queued
@@ -200,4 +224,28 @@ test("WorkQueueModel.expire: an in-flight item goes to the tail, its wait ends; 
   model.get();
   model.expire("c");
   expect(model.snapshot().queue).toEqual(["a", "b", "c"]);
+});
+
+test("§14.2, §20.10: a take while shutting down waits while a lease is live, and answers undefined once none is", () => {
+  const model = fresh();
+  model.add("a");
+  model.add("b");
+  const a = model.take();
+  if (a === undefined || a === "waits") throw new Error("nothing handed out");
+  expect(a).toEqual({ item: "a", token: 1, expiresAt: 100 });
+  expect(model.take()).toEqual({ item: "b", token: 2, expiresAt: 100 });
+  expect(model.take()).toBe("waits"); // not shutting down: nothing queued
+  model.shutDown();
+  expect(model.take()).toBe("waits"); // two leases live: either may expire and queue its item again
+  expect(model.done(a)).toEqual({ stale: false, value: undefined });
+  expect(model.take()).toBe("waits"); // "b" is still live
+  model.advance(100); // "b"'s holder died: its lease expires and "b" is queued again
+  expect(model.take()).toEqual({ item: "b", token: 3, expiresAt: 200 });
+  expect(model.take()).toBe("waits");
+  model.advance(100);
+  expect(model.take()).toEqual({ item: "b", token: 4, expiresAt: 300 });
+  const last = { item: "b", token: 4, expiresAt: 300 };
+  expect(model.done(last)).toEqual({ stale: false, value: undefined });
+  expect(model.take()).toBeUndefined();
+  expect([model.size, model.inFlight, model.waiting]).toEqual([0, 0, 0]);
 });

@@ -114,9 +114,23 @@ test("every error code and message of a lost or refused connection counts as una
   const db = faulty(pool);
   const queue = new PostgresWorkQueue({ pool: db.pool, schema, name: freshName(), maxRetries: 3 });
   const unavailable: unknown[] = [
-    ...["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "57P01", "57P02", "57P03"].map((code) =>
-      pgError(`failed: ${code}`, code),
-    ),
+    ...[
+      "ECONNREFUSED",
+      "ECONNRESET",
+      "ETIMEDOUT",
+      "EPIPE",
+      "ENOTFOUND",
+      "EAI_AGAIN",
+      "EHOSTUNREACH",
+      "ENETUNREACH",
+      "ERR_INVALID_URL",
+      "57P01",
+      "57P02",
+      "57P03",
+      "3D000",
+      "28000",
+      "28P01",
+    ].map((code) => pgError(`failed: ${code}`, code)),
     pgError("Connection terminated unexpectedly"),
     pgError("timeout expired: Connection Timeout"),
     pgError("Client has encountered a connection error and is not queryable"),
@@ -136,7 +150,7 @@ test("an error of a statement — a failed check, a thrown null, a code that onl
   const db = faulty(pool);
   const queue = new PostgresWorkQueue({ pool: db.pool, schema, name: freshName(), maxRetries: 3 });
   const failed: unknown[] = [
-    pgError('relation "items" does not exist', "42P01"),
+    pgError('new row for relation "items" violates check constraint', "23514"),
     pgError("canceling statement due to statement timeout", "57014"),
     pgError("unknown", "econnreset"),
     pgError("a connection to nowhere"),
@@ -183,7 +197,7 @@ test("a stale lease is refused with a StaleLeaseError that names the verb, the i
     expect(error).toBeInstanceOf(StaleLeaseError);
     expect(error).toMatchObject({ name: "StaleLeaseError", item: "a", token: lease.token });
     expect((error as Error).message).toBe(
-      `${verb}("a") refused: the lease with token ${lease.token} expired or was superseded; nothing changed`,
+      `${verb}("a") refused: the lease with token ${lease.token} expired, was done or was superseded; nothing changed`,
     );
   }
 });

@@ -237,6 +237,6 @@ test("a lease of an item never handed out carries token 0, and a done of it is a
   const got = await queue.get();
   expect(got?.item).toBe("a");
   await expect(queue.done({ item: "a", token: 0, expiresAt: 0 })).rejects.toThrow(
-    'done("a") refused: the lease with token 0 expired or was superseded; nothing changed',
+    'done("a") refused: the lease with token 0 expired, was done or was superseded; nothing changed',
   );
 });

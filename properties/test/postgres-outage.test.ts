@@ -8,7 +8,13 @@
  */
 import pg from "pg";
 import { afterEach, expect, test, vi } from "vitest";
-import { DatabaseUnavailableError, type Lease, type PoolLike, PostgresWorkQueue } from "../../src/postgres/index.js";
+import {
+  DatabaseUnavailableError,
+  type Lease,
+  type PoolLike,
+  PostgresWorkQueue,
+  StaleLeaseError,
+} from "../../src/postgres/index.js";
 import { databaseUrl, freshName, freshSchema } from "./postgres/database.js";
 import { startProxy, type TcpProxy } from "./postgres/proxy.js";
 
@@ -191,7 +197,9 @@ test("a done in progress when the database goes away rejects with DatabaseUnavai
   }
 
   await proxy.reopen();
-  await queue.done(lease); // §20.8: a done may be made again as it is
+  // §20.8: a done may be made again as it is; when the first was applied, the lease ended and the second is refused
+  const again = await rejection(queue.done(lease));
+  expect(again).toEqual(applied ? new StaleLeaseError("done", "a", lease.token) : "resolved");
   expect([await queue.size(), await queue.inFlight()]).toEqual([1, 0]);
   expect((await queue.get())?.item).toBe("a");
 });

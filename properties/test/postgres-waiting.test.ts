@@ -100,6 +100,8 @@ test("a take is not woken by a notification for another queue of the schema, and
   const name = freshName();
   const taker = new PostgresWorkQueue({ pool: spy.pool, schema, name, maxRetries: 3, pollMs: 60_000 });
   const taken = taker.take();
+  // Its look is two statements, get and views; then it sleeps (a loaded machine may take longer than a pause).
+  while (spy.statements() < 2) await pause(10);
   await pause(100);
   const looked = spy.statements();
   await new PostgresWorkQueue({ pool: other, schema, name: freshName(), maxRetries: 3 }).add("x");

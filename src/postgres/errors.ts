@@ -3,7 +3,7 @@
  */
 
 /**
- * A `done`, `retry`, `forget` or `extend` carried a lease that is no longer the item's: it expired, or the item
+ * A `done`, `retry`, `forget` or `extend` carried a lease that is not live: it expired, was done, or the item
  * was handed out again under a later token ([docs/spec.md §20.4](../../docs/spec.md#§20-leases-on-postgresql)). Nothing changed.
  *
  * @public
@@ -32,7 +32,7 @@ export class StaleLeaseError extends Error {
    */
   constructor(verb: string, item: string, token: number) {
     super(
-      `${verb}(${JSON.stringify(item)}) refused: the lease with token ${token} expired or was superseded; nothing changed`,
+      `${verb}(${JSON.stringify(item)}) refused: the lease with token ${token} expired, was done or was superseded; nothing changed`,
     );
     this.item = item;
     this.token = token;
@@ -63,13 +63,66 @@ export class DatabaseUnavailableError extends Error {
    * @param cause - What `pg` threw.
    */
   constructor(verb: string, cause: unknown) {
-    super(`${verb} could not reach PostgreSQL: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`${verb} could not reach PostgreSQL: ${describe(cause)}`, { cause });
   }
 }
 
 /**
- * The connection errors a call reports as {@link DatabaseUnavailableError}: refused, reset, timed out, or ended by the
- * server. A set of strings: a code of another type is in it no more than an absent one.
+ * The cause of a failed connection in one line: the driver's message, its first line only, and what it means when
+ * the message alone does not say (a malformed connection string).
+ */
+function describe(cause: unknown): string {
+  const error = cause as { code?: unknown; hostname?: unknown } | null;
+  const message = String(cause instanceof Error ? cause.message : cause)
+    .split("\n", 1)
+    .join("");
+  // pg's message is "Invalid URL", with the string redacted: a password must not reach a log either.
+  if (error?.code === "ERR_INVALID_URL") return `the connection string is not a valid URL (${message})`;
+  // pg reads a connection string without a scheme as a path under the host "base".
+  if (error?.code === "ENOTFOUND" && error.hostname === "base") {
+    return `${message} (a connection string without "postgres://" is read as a path: is the scheme missing?)`;
+  }
+  return message;
+}
+
+/**
+ * A call found the schema without the queue's tables or functions, or found no schema: `migrate` was not run on it,
+ * or not since an upgrade ([docs/spec.md §20.9](../../docs/spec.md#§20-leases-on-postgresql)). Its message names the `migrate` call to make.
+ *
+ * @public
+ */
+export class SchemaNotMigratedError extends Error {
+  /** `"SchemaNotMigratedError"`. */
+  override readonly name = "SchemaNotMigratedError";
+
+  /**
+   * @param verb - The call that failed.
+   * @param schema - The queue's schema.
+   * @param cause - What `pg` threw.
+   */
+  constructor(verb: string, schema: string, cause: unknown) {
+    const message = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `${verb} found no queue in the schema "${schema}" (${message}): run migrate(pool, { schema: "${schema}" }) first`,
+      {
+        cause,
+      },
+    );
+  }
+}
+
+/** The errors of a schema `migrate` did not make or did not bring up to date: no schema, function or table. */
+const unmigratedCodes: ReadonlySet<unknown> = new Set(["3F000", "42883", "42P01"]);
+
+/** Whether `error` says that the queue's schema, one of its functions or one of its tables is missing. */
+export function isUnmigrated(error: unknown): boolean {
+  return unmigratedCodes.has((error as { code?: unknown } | null)?.code);
+}
+
+/**
+ * The connection errors a call reports as {@link DatabaseUnavailableError}: refused, reset, timed out, ended by the
+ * server, a host not found or unreachable, a database that does not exist (3D000), a user refused (28000, 28P01)
+ * and a malformed connection string. A set of strings: a code of another type is in it no more than an absent one.
  */
 const unavailableCodes: ReadonlySet<unknown> = new Set([
   "ECONNREFUSED",
@@ -77,9 +130,16 @@ const unavailableCodes: ReadonlySet<unknown> = new Set([
   "ETIMEDOUT",
   "EPIPE",
   "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ERR_INVALID_URL",
   "57P01",
   "57P02",
   "57P03",
+  "3D000",
+  "28000",
+  "28P01",
 ]);
 
 /** Whether `error` says that the database is unreachable, rather than that a statement failed. */

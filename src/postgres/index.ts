@@ -5,7 +5,8 @@
  * @packageDocumentation
  * @module workqueue-spec/postgres
  */
-export { DatabaseUnavailableError, StaleLeaseError } from "./errors.js";
+export type { ObservablePool } from "./connections.js";
+export { DatabaseUnavailableError, SchemaNotMigratedError, StaleLeaseError } from "./errors.js";
 export { type MigrateOptions, migrate } from "./migrate.js";
 export {
   type Lease,

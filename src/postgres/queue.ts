@@ -1,6 +1,13 @@
 import type { Clock } from "../clock.js";
 import { assertDelay, assertMaxRetries, assertShape, expected, signalOf } from "../validate.js";
-import { DatabaseUnavailableError, isUnavailable, StaleLeaseError } from "./errors.js";
+import { guardPool, type ObservablePool } from "./connections.js";
+import {
+  DatabaseUnavailableError,
+  isUnavailable,
+  isUnmigrated,
+  SchemaNotMigratedError,
+  StaleLeaseError,
+} from "./errors.js";
 import { assertSchema, channelOf } from "./schema.js";
 
 /**
@@ -74,7 +81,7 @@ export interface ListeningClient extends Queryable {
  *
  * @public
  */
-export interface PoolLike extends Queryable {
+export interface PoolLike extends Queryable, Partial<ObservablePool> {
   /** A client of its own, for `LISTEN`. */
   connect(): Promise<ListeningClient>;
 }
@@ -100,7 +107,11 @@ export interface Lease {
  * @public
  */
 export interface PostgresWorkQueueOptions {
-  /** The connections: a `pg` `Pool`. The queue does not end it. */
+  /**
+   * The connections: a `pg` `Pool`. The queue does not end it. It gives the pool, and every client the pool hands
+   * out, an `'error'` listener that ignores a lost connection, which the call that used it reports instead
+   * ([§20.10](../../docs/spec.md#§20-leases-on-postgresql)).
+   */
   readonly pool: PoolLike;
   /** The queue's name: queues of one schema share its tables and are independent of each other. */
   readonly name: string;
@@ -210,6 +221,8 @@ export class PostgresWorkQueue {
   readonly maxRetries: number;
   /** How long a lease lasts, in milliseconds. */
   readonly leaseMs: number;
+  /** The schema, named by an error when it was not migrated. */
+  readonly #schema: string;
   /** The quoted schema, the prefix of every function. */
   readonly #functions: string;
   /** The channel of the schema's notifications. */
@@ -231,8 +244,7 @@ export class PostgresWorkQueue {
     if (typeof options !== "object" || options === null) {
       throw new TypeError(expected("options", "an object such as { pool, name: 'pods', maxRetries: 5 }", options));
     }
-    // Stryker disable next-line ArrayDeclaration: equivalent: a pool has no optional method, and a name no pool has is as absent as none
-    assertShape("pool", options.pool, "a pg Pool", ["query", "connect"], []);
+    assertShape("pool", options.pool, "a pg Pool", ["query", "connect"], ["on"]);
     if (typeof options.name !== "string" || options.name === "") {
       throw new TypeError(expected("name", "a non-empty string", options.name));
     }
@@ -257,6 +269,8 @@ export class PostgresWorkQueue {
     this.maxRetries = options.maxRetries;
     this.leaseMs = leaseMs;
     this.#pool = options.pool;
+    guardPool(options.pool); // §20.8: a lost connection rejects a call, never ends the process
+    this.#schema = schema;
     this.#functions = `"${schema}"`;
     this.#channel = channelOf(schema);
     this.#clock = options.clock;
@@ -286,6 +300,7 @@ export class PostgresWorkQueue {
       return (await this.#pool.query(`select * from ${this.#functions}.${sql}`, values)).rows;
     } catch (error) {
       if (isUnavailable(error)) throw new DatabaseUnavailableError(verb, error);
+      if (isUnmigrated(error)) throw new SchemaNotMigratedError(verb, this.#schema, error);
       // A transaction the server aborted to break a deadlock changed nothing: it is made again (§20.8).
       if ((error as { code?: unknown } | null)?.code !== "40P01" || attempt === 5) throw error;
       return this.#attempt(attempt + 1, verb, sql, values);
@@ -329,7 +344,8 @@ export class PostgresWorkQueue {
   /**
    * [§14](../../docs/spec.md#§14-waiting-for-work): the next item under a new lease, waiting until one is queued — by this process or another,
    * woken by `LISTEN/NOTIFY`, by the earliest lease expiry, and at least every `pollMs`. Resolves `undefined` once
-   * the queue is shutting down and nothing is queued (§14.2).
+   * the queue is shutting down and nothing is queued, waiting or in flight (§14.2, §20.10): while a lease is live,
+   * its expiry may queue its item again, so the take waits for its `done` or its expiry.
    *
    * @param options - `signal` withdraws the take (§14.5).
    */
@@ -340,7 +356,9 @@ export class PostgresWorkQueue {
       const lease = await this.#get("take"); // its error names the take, the call the caller made
       if (lease !== undefined) return { found: true, value: lease };
       const views = await this.#views("take");
-      if (views.shuttingDown && views.waiting === 0) return { found: true, value: undefined }; // §14.2, §17.7
+      // §14.2, §17.7, §20.10: no more work only when nothing waits and no lease is live, whose expiry would queue
+      // its item again with nobody left to take it (a holder that died during a drain)
+      if (views.shuttingDown && views.waiting + views.inFlight === 0) return { found: true, value: undefined };
       return { found: false, nextEvent: views.nextEvent };
     });
   }
@@ -467,9 +485,10 @@ export class PostgresWorkQueue {
   }
 
   /**
-   * [§6](../../docs/spec.md#§6): ends the lease; a dirty item is queued again.
+   * [§6](../../docs/spec.md#§6): ends the lease; a dirty item is queued again. An item left idle loses its row (§20.9).
    *
-   * @param lease - What `get` or `take` answered. A lease that expired or was superseded throws {@link StaleLeaseError}.
+   * @param lease - What `get` or `take` answered, or `{ item, token: 0 }` holding none. A lease that expired, was
+   *   superseded or was done throws {@link StaleLeaseError} (§20.4): call `retry` and `forget` before `done`.
    */
   async done(lease: Lease): Promise<void> {
     await this.#fenced("done", lease, "done($1, $2, $3, $4)", []);
@@ -478,7 +497,8 @@ export class PostgresWorkQueue {
   /**
    * [§7](../../docs/spec.md#§7): counts a failure; `true` when the item will be processed again, `false` on give-up.
    *
-   * @param lease - What `get` or `take` answered. A lease that expired or was superseded throws {@link StaleLeaseError}.
+   * @param lease - What `get` or `take` answered, or `{ item, token: 0 }` holding none. A lease that expired, was
+   *   superseded or was done throws {@link StaleLeaseError} (§20.4): call `retry` and `forget` before `done`.
    */
   async retry(lease: Lease): Promise<boolean> {
     const [baseMs, maxMs] = this.#backoff;
@@ -493,7 +513,8 @@ export class PostgresWorkQueue {
   /**
    * [§8](../../docs/spec.md#§8): resets the item's failure count.
    *
-   * @param lease - What `get` or `take` answered. A lease that expired or was superseded throws {@link StaleLeaseError}.
+   * @param lease - What `get` or `take` answered, or `{ item, token: 0 }` holding none. A lease that expired, was
+   *   superseded or was done throws {@link StaleLeaseError} (§20.4): call `retry` and `forget` before `done`.
    */
   async forget(lease: Lease): Promise<void> {
     await this.#fenced("forget", lease, "forget($1, $2, $3, $4)", []);
@@ -541,7 +562,7 @@ export class PostgresWorkQueue {
     return Number(row.failures);
   }
 
-  /** [§12.1](../../docs/spec.md#§12-shutdown): shuts the queue down for every process; waiting takes with nothing to hand out resolve `undefined`. */
+  /** [§12.1](../../docs/spec.md#§12-shutdown): shuts the queue down for every process; waiting takes resolve `undefined` once nothing is queued, waiting or in flight (§20.10). */
   async shutDown(): Promise<void> {
     await this.#call("shutDown", "shut_down($1)", [this.name]);
     this.#wake();

@@ -16,6 +16,13 @@ export function assertSchema(schema: unknown): asserts schema is string {
   }
 }
 
+/**
+ * The version of the schema this package makes: 1 kept every item's row for ever; 2 deletes the rows of idle items
+ * (§20.9). `migrate` upgrades an older schema and refuses a newer one, whose functions this package would replace
+ * with older ones.
+ */
+export const schemaVersion = 2;
+
 /** The channel `LISTEN/NOTIFY` uses for the schema's queues; the payload is the queue's name. */
 export function channelOf(schema: string): string {
   return `${schema}_workqueue`;
@@ -26,8 +33,10 @@ export function channelOf(schema: string): string {
  * `migrate` takes) changes nothing. Times are milliseconds as `double precision`; `now` is the caller's clock or,
  * when `null`, the database's.
  *
- * Item rows are kept once created: a row remembers the latest token handed out for its item, which is what tells a
- * stale lease from a finished one (§20.4). The queue's order is a table of its own, `queued`, whose rows only the
+ * An item's row lives while the item is queued, in flight, waiting or has failures counted; the call that makes it
+ * idle deletes it (§20.9), so the table holds live work only. A missing row means "no live lease", which is all
+ * the fence asks (§20.4): a lease is accepted only while live, and tokens come from one sequence of the schema, so
+ * a row made again starts below every token handed out and refuses them all. The queue's order is a table of its own, `queued`, whose rows only the
  * `get` that takes them locks: a call that locks an item's row to read or change its state (an add of a queued
  * item, a `forget`) never hides the item from a `get`, which skips only the rows other `get`s are taking, so `get`s
  * run side by side and still answer in the queue's order (§10.8).
@@ -37,6 +46,17 @@ export function migration(schema: string): string {
   const channel = channelOf(schema);
   return `
 create schema if not exists ${s};
+create table if not exists ${s}.version (version integer not null);
+do $$
+declare v integer := (select max(version) from ${s}.version);
+begin
+  if v > ${schemaVersion} then
+    raise exception 'the schema "${schema}" is at version %, made by a newer workqueue-spec; this one makes version ${schemaVersion} and would downgrade it: upgrade workqueue-spec', v
+      using errcode = 'WQ001';
+  end if;
+end $$;
+delete from ${s}.version;
+insert into ${s}.version values (${schemaVersion});
 create table if not exists ${s}.queues (
   name text collate "C" primary key,
   shutting_down boolean not null default false
@@ -84,14 +104,34 @@ $$;
 create or replace function ${s}.shutting_down(p_queue text) returns boolean
 language sql stable as $$ select coalesce((select shutting_down from ${s}.queues where name = p_queue), false) $$;
 
+-- The item's row, made when missing and locked. A concurrent tidy may delete the row between the insert that found
+-- it and the lock: the loop then makes it again.
+create or replace function ${s}.item_row(p_queue text, p_item text) returns ${s}.items
+language plpgsql as $$
+declare r ${s}.items;
+begin
+  loop
+    insert into ${s}.items (queue, item) values (p_queue, p_item) on conflict do nothing;
+    select * into r from ${s}.items where queue = p_queue and item = p_item for update;
+    if found then return r; end if;
+  end loop;
+end $$;
+
+-- §20.9: deletes the item's row when the item is idle: not queued, in flight, dirty or waiting, and no failure
+-- counted. Its lease, if any, ended; the row's token goes with it (§20.4 still refuses that lease).
+create or replace function ${s}.tidy(p_queue text, p_item text) returns void
+language sql as $$
+  delete from ${s}.items i where i.queue = p_queue and i.item = p_item and not i.in_flight and not i.dirty
+    and i.due_ms is null and i.failures = 0
+    and not exists (select from ${s}.queued q where q.queue = p_queue and q.item = p_item)
+$$;
+
 -- §4 at the instant p_at, also while shutting down (§17.5, §17.7): queue an absent item, mark an in-flight one
 -- dirty, keep a queued one in place.
 create or replace function ${s}.enter(p_queue text, p_item text, p_at double precision) returns void
 language plpgsql as $$
-declare r record;
+declare r ${s}.items := ${s}.item_row(p_queue, p_item);
 begin
-  insert into ${s}.items (queue, item) values (p_queue, p_item) on conflict do nothing;
-  select * into r from ${s}.items where queue = p_queue and item = p_item for update;
   if exists (select from ${s}.queued where queue = p_queue and item = p_item) then return; end if;
   if r.in_flight then
     update ${s}.items set dirty = true where queue = p_queue and item = p_item;
@@ -154,11 +194,10 @@ end $$;
 create or replace function ${s}.wait(p_queue text, p_item text, p_now double precision, p_delay double precision)
 returns void
 language plpgsql as $$
-declare r record; v_due double precision := p_now + p_delay;
+declare r ${s}.items; v_due double precision := p_now + p_delay;
 begin
   if p_delay <= 0 then perform ${s}.enqueue(p_queue, p_item, p_now); return; end if;
-  insert into ${s}.items (queue, item) values (p_queue, p_item) on conflict do nothing;
-  select * into r from ${s}.items where queue = p_queue and item = p_item for update;
+  r := ${s}.item_row(p_queue, p_item);
   if r.dirty or exists (select from ${s}.queued where queue = p_queue and item = p_item) then return; end if; -- §17.2
   if r.due_ms is null or v_due < r.due_ms then
     update ${s}.items set due_ms = v_due, due_order = nextval('${s}.dues') where queue = p_queue and item = p_item;
@@ -215,15 +254,15 @@ begin
   return query select v_item, v_token, v_now + p_lease_ms;
 end $$;
 
--- §20.4: whether a call with token p_token may act on the item: not when a later lease was handed out, nor when
--- this one expired. Locks the item's row, creating it, so the caller's change is atomic.
+-- §20.4: whether a call with token p_token may act on the item: while its lease is live — not once a later lease
+-- was handed out, nor once this one expired or was done; token 0, a caller holding no lease, while no lease of the
+-- item is live. A deleted row (§20.9) changes neither: its item was in flight under no lease. Locks the item's row,
+-- creating it, so the caller's change is atomic; the caller tidies the row after.
 create or replace function ${s}.fenced(p_queue text, p_item text, p_token bigint) returns boolean
 language plpgsql as $$
-declare r record;
+declare r ${s}.items := ${s}.item_row(p_queue, p_item);
 begin
-  insert into ${s}.items (queue, item) values (p_queue, p_item) on conflict do nothing;
-  select * into r from ${s}.items where queue = p_queue and item = p_item for update;
-  return p_token = r.token and r.lease <> 'expired';
+  return (p_token = r.token and r.lease = 'live') or (p_token = 0 and not r.in_flight);
 end $$;
 
 -- §6.
@@ -232,13 +271,15 @@ language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now); r record;
 begin
   perform ${s}.settle(p_queue, v_now);
-  if not ${s}.fenced(p_queue, p_item, p_token) then return 'stale'; end if;
+  if not ${s}.fenced(p_queue, p_item, p_token) then perform ${s}.tidy(p_queue, p_item); return 'stale'; end if;
   select * into r from ${s}.items where queue = p_queue and item = p_item;
-  if not r.in_flight then return 'ok'; end if; -- §6.3
-  update ${s}.items set in_flight = false, lease = 'finished', expires_ms = null, dirty = false
-    where queue = p_queue and item = p_item;
-  if r.dirty then perform ${s}.enter(p_queue, p_item, v_now); end if; -- §6.2
-  perform pg_notify('${channel}', p_queue); -- a drain may be waiting for this done (§13.1)
+  if r.in_flight then
+    update ${s}.items set in_flight = false, lease = 'finished', expires_ms = null, dirty = false
+      where queue = p_queue and item = p_item;
+    if r.dirty then perform ${s}.enter(p_queue, p_item, v_now); end if; -- §6.2
+    perform pg_notify('${channel}', p_queue); -- a drain may be waiting for this done (§13.1)
+  end if; -- §6.3: otherwise nothing changes
+  perform ${s}.tidy(p_queue, p_item);
   return 'ok';
 end $$;
 
@@ -249,7 +290,7 @@ language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now); v_failures bigint;
 begin
   perform ${s}.settle(p_queue, v_now);
-  if not ${s}.fenced(p_queue, p_item, p_token) then return 'stale'; end if;
+  if not ${s}.fenced(p_queue, p_item, p_token) then perform ${s}.tidy(p_queue, p_item); return 'stale'; end if;
   update ${s}.items set failures = failures + 1 where queue = p_queue and item = p_item
     returning failures into v_failures;
   if v_failures >= p_max_retries or ${s}.shutting_down(p_queue) then return 'gave up'; end if;
@@ -262,9 +303,13 @@ create or replace function ${s}.forget(p_queue text, p_item text, p_token bigint
 language plpgsql as $$
 begin
   perform ${s}.settle(p_queue, ${s}.clock(p_now));
-  if not ${s}.fenced(p_queue, p_item, p_token) then return 'stale'; end if;
-  update ${s}.items set failures = 0 where queue = p_queue and item = p_item;
-  return 'ok';
+  if ${s}.fenced(p_queue, p_item, p_token) then
+    update ${s}.items set failures = 0 where queue = p_queue and item = p_item;
+    perform ${s}.tidy(p_queue, p_item);
+    return 'ok';
+  end if;
+  perform ${s}.tidy(p_queue, p_item);
+  return 'stale';
 end $$;
 
 -- §20.5: a live lease lasts p_lease_ms more from now; the answer is its new expiry, or null when it is not live.
@@ -274,9 +319,10 @@ language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now); v_expires double precision;
 begin
   perform ${s}.settle(p_queue, v_now);
-  if not ${s}.fenced(p_queue, p_item, p_token) then return null; end if;
+  if not ${s}.fenced(p_queue, p_item, p_token) then perform ${s}.tidy(p_queue, p_item); return null; end if;
   update ${s}.items set expires_ms = v_now + p_lease_ms where queue = p_queue and item = p_item and in_flight
     returning expires_ms into v_expires;
+  perform ${s}.tidy(p_queue, p_item); -- token 0 of an item with no lease: nothing to extend, and the row goes
   return v_expires;
 end $$;
 
@@ -308,5 +354,9 @@ begin
     on conflict (name) do update set shutting_down = true;
   perform pg_notify('${channel}', p_queue);
 end $$;
+
+-- Version 1 kept the rows of idle items: they go now, as tidy would have deleted them (§20.9). A no-op after.
+delete from ${s}.items i where not i.in_flight and not i.dirty and i.due_ms is null and i.failures = 0
+  and not exists (select from ${s}.queued q where q.queue = i.queue and q.item = i.item);
 `;
 }

@@ -1,8 +1,9 @@
 /**
  * `PostgresWorkQueue` as the gate's `Subject`: the gate names items, the queue wants leases, so the adapter keeps
  * the latest lease it was handed for each item and passes it back (one client, whose leases never go stale unless
- * the test expires them). An item never handed out is passed with token 0, which §20.4 accepts while no lease was
- * ever handed out for it.
+ * the test expires them). A lease that ended (its `done`) is refused (§20.4): the call is then made with token 0,
+ * the caller holding no lease, which §20.4 accepts while no lease of the item is live — as for an item never handed
+ * out.
  *
  * Under overlapping calls (§10.8) a caller can only finish a lease it was handed, but the gate may call `done`,
  * `retry` or `forget` while a `get` that hands the item out is in progress. When such a call is refused as stale
@@ -24,8 +25,8 @@ export function leaseSubject(queue: PostgresWorkQueue): Subject<string> {
     } catch (error) {
       if (!(error instanceof StaleLeaseError)) throw error;
       await Promise.allSettled([...getting]);
-      if (leaseOf(item).token === lease.token) throw error;
-      return call(leaseOf(item));
+      const latest = leaseOf(item);
+      return call(latest.token === lease.token ? { item, token: 0, expiresAt: 0 } : latest);
     }
   };
   return {

@@ -24,6 +24,7 @@ type Call =
   | { readonly verb: "add"; readonly item: string }
   | { readonly verb: "addAfter"; readonly item: string; readonly delayMs: number }
   | { readonly verb: "get" }
+  | { readonly verb: "take" }
   | { readonly verb: "done" | "retry" | "forget" | "extend"; readonly lease: number }
   | { readonly verb: "done" | "retry" | "forget"; readonly unleased: string }
   | { readonly verb: "advance"; readonly ms: number }
@@ -33,6 +34,7 @@ const item = fc.constantFrom(...items);
 export const call: fc.Arbitrary<Call> = fc.oneof(
   { weight: 4, arbitrary: item.map((i) => ({ verb: "add", item: i }) as const) },
   { weight: 4, arbitrary: fc.constant({ verb: "get" } as const) },
+  { weight: 2, arbitrary: fc.constant({ verb: "take" } as const) },
   {
     weight: 2,
     arbitrary: fc
@@ -61,6 +63,26 @@ async function fenced<V>(call: () => Promise<V>): Promise<Fenced<V>> {
   }
 }
 
+/**
+ * What a `take` answered, or `"waits"` when it was still waiting after 100 ms, and was withdrawn (§14.5). A take
+ * the model expects to answer at once is given 10 s, so that a slow machine does not make it look waiting.
+ */
+async function taken(queue: PostgresWorkQueue, waits: boolean): Promise<Lease | undefined | "waits"> {
+  const signal = AbortSignal.timeout(waits ? 100 : 10_000);
+  try {
+    return await queue.take({ signal });
+  } catch (error) {
+    if (signal.aborted && error === signal.reason) return "waits";
+    throw error;
+  }
+}
+
+/** How many rows of items the queue `name` has: §20.9 bounds them by the items that are not idle. */
+async function rowsOf(pool: pg.Pool, schema: string, name: string): Promise<number> {
+  const { rows } = await pool.query(`select count(*)::int as n from "${schema}".items where queue = $1`, [name]);
+  return (rows[0] as { n: number }).n;
+}
+
 /** Runs `calls` on a fresh queue and the model, comparing after every call; throws at the first difference. */
 async function run(
   pool: pg.Pool,
@@ -73,8 +95,25 @@ async function run(
   const queue = new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries, leaseMs, clock, backoff });
   const model = new LeaseModel({ maxRetries, leaseMs, backoff });
   const leases: [Lease, ModelLease][] = [];
-  const log: string[] = [];
   const tokens: number[] = []; // the queue's tokens in the order handed out: the model's token is the rank
+  try {
+    await compare(queue, model, clock, calls, leases, tokens, (name) => rowsOf(pool, schema, name));
+  } finally {
+    await queue.close(); // a take holds a listening connection of the pool's until then
+  }
+}
+
+/** The calls of {@link run}, made on both, compared after each. */
+async function compare(
+  queue: PostgresWorkQueue,
+  model: LeaseModel,
+  clock: VirtualClock,
+  calls: readonly Call[],
+  leases: [Lease, ModelLease][],
+  tokens: number[],
+  rows: (name: string) => Promise<number>,
+): Promise<void> {
+  const log: string[] = [];
   for (const c of calls) {
     log.push(JSON.stringify(c));
     const where = () => `after ${log.join(", ")}`;
@@ -89,6 +128,15 @@ async function run(
       if (got !== undefined) tokens.push(got.token);
       expect(got && { ...got, token: tokens.indexOf(got.token) + 1 }, `§5, §20.2: get ${where()}`).toEqual(expected);
       if (got !== undefined && expected !== undefined) leases.push([got, expected]);
+    } else if (c.verb === "take") {
+      const expected = model.take();
+      const got = await taken(queue, expected === "waits");
+      if (got !== undefined && got !== "waits") tokens.push(got.token);
+      const answer = got === undefined || got === "waits" ? got : { ...got, token: tokens.indexOf(got.token) + 1 };
+      expect(answer, `§14.1, §14.2, §20.10: take ${where()}`).toEqual(expected);
+      if (got !== undefined && got !== "waits" && expected !== undefined && expected !== "waits") {
+        leases.push([got, expected]);
+      }
     } else if (c.verb === "advance") {
       clock.advance(c.ms);
       model.advance(c.ms);
@@ -118,6 +166,10 @@ async function run(
     expect(await queue.waiting(), `§9.4: waiting ${where()}`).toBe(model.waiting);
     expect(await queue.shuttingDown(), `§12.2: shuttingDown ${where()}`).toBe(model.shuttingDown);
     for (const i of items) expect(await queue.failures(i), `§9.3: failures(${i}) ${where()}`).toBe(model.failures(i));
+    const live = items.filter(
+      (i) => model.queue.stateOf(i) !== "absent" || model.queue.dueOf(i) !== undefined || model.failures(i) > 0,
+    );
+    expect(await rows(queue.name), `§20.9: rows of items ${where()}`).toBe(live.length);
   }
 }
 

@@ -26,17 +26,32 @@ export interface PostgresDefect {
 export const postgresDefects: readonly PostgresDefect[] = [
   {
     name: "no fencing: any token is accepted",
-    from: "return p_token = r.token and r.lease <> 'expired';",
+    from: "return (p_token = r.token and r.lease = 'live') or (p_token = 0 and not r.in_flight);",
     to: "return true;",
     suite: "leases",
     rule: "§20.4",
   },
   {
     name: "an expired lease's token is accepted until the item is handed out again",
-    from: "return p_token = r.token and r.lease <> 'expired';",
-    to: "return p_token = r.token;",
+    from: "return (p_token = r.token and r.lease = 'live') or (p_token = 0 and not r.in_flight);",
+    to: "return (p_token = r.token and r.lease <> 'finished') or (p_token = 0 and not r.in_flight);",
     suite: "leases",
     rule: "§20.4",
+  },
+  {
+    name: "a finished lease is accepted: retry after done queues the item again",
+    from: "return (p_token = r.token and r.lease = 'live') or (p_token = 0 and not r.in_flight);",
+    to: "return (p_token = r.token and r.lease <> 'expired') or (p_token = 0 and not r.in_flight);",
+    suite: "leases",
+    rule: "§20.4",
+  },
+  {
+    // The storage bound of §20.9: no answer changes, the lease suite counts the rows.
+    name: "rows of idle items are kept",
+    from: ".items i where i.queue = p_queue and i.item = p_item and not i.in_flight",
+    to: ".items i where false and i.queue = p_queue and i.item = p_item and not i.in_flight",
+    suite: "leases",
+    rule: "§20.9",
   },
   {
     name: "tokens do not grow: every lease of an item has token 1",
