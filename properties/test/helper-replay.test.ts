@@ -44,4 +44,4 @@ test("each replay the vitest helpers print, run as printed, runs only its test a
     expect([again.status, failure(again.out, header)], printed).toEqual([1, found]);
     expect(again.out).toMatch(/Tests {2}1 failed \| 2 skipped \(3\)/);
   }
-});
+}, 300_000); // a fresh vitest process per replay: over 60 s under a CPU hog (npm run test:loaded, 2026-12-06)
