@@ -84,4 +84,4 @@ test("each replay the vitest helpers print, run as printed, runs only its test a
     // right.spec.ts's tests, named as wrong.spec.ts's but for their file and line, are skipped too.
     expect(again.out).toMatch(/Tests {2}1 failed \| 4 skipped \(5\)/);
   }
-});
+}, 300_000); // a fresh vitest process per replay: over 60 s under a CPU hog (npm run test:loaded, 2026-12-06)
