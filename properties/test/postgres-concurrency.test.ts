@@ -31,8 +31,24 @@ test("a get answers the oldest queued item although another call holds that item
   const holder = await other.connect();
   await holder.query("begin");
   await holder.query(`select * from "${schema}".items where queue = $1 and item = 'a' for update`, [name]);
-  const getting = queue.get();
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  let settled = false;
+  const getting = queue.get().finally(() => {
+    settled = true;
+  });
+  // Until the get waits for the held row (or answered without waiting, which the expectation below rejects): a fixed
+  // pause would, on a loaded machine, commit before the get reached the row and check nothing.
+  const deadline = Date.now() + 10_000;
+  const blocked = async () =>
+    (
+      await pool.query(
+        "select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and position($1 in query) > 0",
+        [schema],
+      )
+    ).rows[0].n > 0;
+  while (!settled && !(await blocked())) {
+    if (Date.now() > deadline) throw new Error("the get neither waited for the held row nor answered within 10 s");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
   await holder.query("commit");
   holder.release();
   expect((await getting)?.item).toBe("a");
