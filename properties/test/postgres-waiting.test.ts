@@ -208,3 +208,23 @@ test("a take waiting for a lease to expire makes no statement until it is woken"
     await queue.close();
   }
 });
+
+test("§14.2, §20.10: while shutting down, a take waits while one item waits and another is in flight, and answers undefined once the lease is done and the wait fell due and was handed out", async () => {
+  const clock = new VirtualClock();
+  const queue = new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries: 3, clock, pollMs: 50 });
+  await queue.add("held");
+  const held = await queue.get();
+  await queue.addAfter("later", 1_000);
+  await queue.shutDown();
+  expect([await queue.waiting(), await queue.inFlight()]).toEqual([1, 1]);
+  const signal = AbortSignal.timeout(300);
+  await expect(queue.take({ signal })).rejects.toMatchObject({ name: "TimeoutError" }); // still waiting: neither count is 0
+  if (held === undefined) throw new Error("nothing handed out");
+  await queue.done(held);
+  clock.advance(1_000);
+  const later = await queue.take();
+  expect(later?.item).toBe("later");
+  if (later !== undefined) await queue.done(later);
+  expect(await queue.take()).toBeUndefined();
+  await queue.close();
+});
