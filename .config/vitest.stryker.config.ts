@@ -10,7 +10,9 @@ import base from "./vitest.config.js";
 // checks the committed vector files and runs the Python example (not in the sandbox); and the PostgreSQL suites,
 // whose code (src/postgres/) `npm run mutate:postgres` mutates on its own: LeaseModel's own suite covers model/;
 // and the replay suite, which runs the vitest helpers' printed replays in a project of its own (the gate, not src/);
-// and the package suite, which runs the bundled commands of dist/bin/, and the README's samples, which run npm start.
+// and the package suite, which runs the bundled commands of dist/bin/, and the README's samples, which run npm start;
+// and the gate's verdicts under a CPU hog and with a stalled event loop, which serve queues from dist/ and check the
+// gate's timing, not src/ or model/.
 export default mergeConfig(
   base,
   defineConfig({
@@ -29,6 +31,8 @@ export default mergeConfig(
         "properties/test/helper-replay.test.ts",
         "properties/test/package.test.ts",
         "properties/test/readme-samples.test.ts",
+        "properties/test/loaded-verdicts.test.ts",
+        "properties/test/stalled-gate.test.ts",
         "properties/test/postgres-*.test.ts",
       ],
     },
