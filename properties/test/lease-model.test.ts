@@ -249,3 +249,13 @@ test("§14.2, §20.10: a take while shutting down waits while a lease is live, a
   expect(model.take()).toBeUndefined();
   expect([model.size, model.inFlight, model.waiting]).toEqual([0, 0, 0]);
 });
+
+test("§14.2, §17.7: a take waits on an empty queue that is not shutting down, and while shutting down for a waiting item", () => {
+  const model = fresh();
+  expect(model.take()).toBe("waits"); // nothing queued, waiting or in flight, but no shutdown: work may come
+  model.addAfter("a", 10);
+  model.shutDown();
+  expect(model.take()).toBe("waits"); // nothing queued or in flight, but "a" falls due even after the shutdown
+  model.advance(10);
+  expect(model.take()).toEqual({ item: "a", token: 1, expiresAt: 110 });
+});
