@@ -13,6 +13,7 @@ import { OptionError } from "./errors.js";
 import { probeIndependence } from "./independence.js";
 import { type Invariant, invariants } from "./invariants.js";
 import { minimize } from "./minimize.js";
+import type { Backoff } from "./operation.js";
 import { checkOverlapping, type OverlapCall, type OverlappingReport } from "./overlap.js";
 import { planOf } from "./plan.js";
 import { assertSameOptions, decodeReplay, encodeReplay, type Replay, type ReplayOptions } from "./replay.js";
@@ -161,6 +162,8 @@ export interface Counterexample {
   readonly detail: string;
   /** The `maxRetries` the queue was made with. */
   readonly maxRetries: number;
+  /** The backoff its `retry` requeued with, when time was checked and the run drew one ([docs/spec.md §7.3](../../docs/spec.md#§7)). */
+  readonly backoff?: Backoff | undefined;
   /** The steps, the failing one last: each call with the model's and the implementation's answers and views. */
   readonly steps: readonly Step[];
   /** How many shrinking steps led from the first failing sequence to this one. */
@@ -344,13 +347,16 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
   const profile = options.profile ?? "robust";
   const seen = new Set<string>();
   const driver = watched(subject, seen);
-  const views: UncheckedView[] = [
-    "size",
-    "inFlight",
-    "failures",
-    ...(options.shutDown === true ? (["shuttingDown"] as const) : []),
-    ...(options.time === true ? (["waiting", "metrics"] as const) : []),
-  ];
+  const offered = (view: UncheckedView) => subject.offers === undefined || subject.offers.includes(view);
+  const views: UncheckedView[] = (
+    [
+      "size",
+      "inFlight",
+      "failures",
+      ...(options.shutDown === true ? (["shuttingDown"] as const) : []),
+      ...(options.time === true ? (["waiting", "metrics"] as const) : []),
+    ] as const
+  ).filter(offered);
   const token = options.replay ?? process.env.WORKQUEUE_REPLAY;
   const replay = token === undefined || token === "" ? undefined : decodeReplay(token);
   if (replay !== undefined) assertSameOptions(replay, replayOptionsOf(options));

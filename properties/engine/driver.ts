@@ -58,6 +58,12 @@ export interface Driver {
    * write can take more while the gate verifies. @defaultValue 0: each run starts after the previous one is checked
    */
   readonly lookahead?: number;
+  /**
+   * The views this implementation could show at all: a report lists as checked without only the views it could
+   * have shown and did not. Protocol v1 carries `size` (`len`), `shuttingDown` and `waiting`, never `inFlight`,
+   * `failures` or the metrics. @defaultValue every view: an in-process queue may offer any
+   */
+  readonly offers?: readonly (keyof Views)[];
 }
 
 /**

@@ -245,6 +245,7 @@ function protocolDriver(
     features,
     // Pipelined, the next runs are written while one is verified; in lock step, one run at a time.
     lookahead: pipeline ? 32 : 0,
+    offers: ["size", "shuttingDown", "waiting"],
     close: () => session.close(),
     async start(maxRetries, plan, backoff): Promise<Observe> {
       const request = opening(maxRetries, backoff);

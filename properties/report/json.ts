@@ -41,6 +41,7 @@ export function toJson(outcome: GateOutcome, lines?: readonly string[]): object 
             invariant: { name: counterexample.invariant.name, rule: counterexample.invariant.rule },
             detail: counterexample.detail,
             maxRetries: counterexample.maxRetries,
+            ...(counterexample.backoff === undefined ? {} : { backoff: counterexample.backoff }),
             shrinks: counterexample.shrinks,
             minimal: counterexample.minimal,
             ...(counterexample.stoppedBy === undefined ? {} : { stoppedBy: counterexample.stoppedBy }),

@@ -33,6 +33,14 @@ function showExpected(step: Step): string {
   return parts.length === 0 ? "" : `   expected ${parts.join(", ")}`;
 }
 
+/** How the counterexample's queue was made, with every option that decided it: `maxRetries` and the backoff. */
+function construction({ maxRetries, backoff }: Counterexample): string {
+  const retries = `maxRetries: ${showValue(maxRetries)}`;
+  const options =
+    backoff === undefined ? retries : `${retries}, backoff: { baseMs: ${backoff.baseMs}, maxMs: ${backoff.maxMs} }`;
+  return `new WorkQueue({ ${options} })`;
+}
+
 /**
  * A counterexample as lines: the construction, then each call numbered with the implementation's answer and
  * views, the model's expectation beside the failing call, and what went wrong:
@@ -54,7 +62,7 @@ export function formatSteps(counterexample: Counterexample): string[] {
   const width = Math.max(...rows.map((row) => row.call.length)) + 3;
   const last = counterexample.steps.at(-1);
   return [
-    `new WorkQueue({ maxRetries: ${showValue(counterexample.maxRetries)} })`,
+    construction(counterexample),
     ...rows.map((row, i) => {
       const expected = i === rows.length - 1 && last !== undefined ? showExpected(last) : "";
       return (row.views === "" ? row.call : row.call.padEnd(width) + row.views) + expected;

@@ -12,8 +12,10 @@ import { Ajv } from "ajv";
 import { describe, expect, test } from "vitest";
 import { validateXML } from "xmllint-wasm";
 import { main } from "../cli/gate.js";
+import type { ConformanceReport } from "../engine/conformance.js";
 import { toJson } from "../report/json.js";
 import type { GateOutcome } from "../report/outcome.js";
+import { formatReport } from "../report/text.js";
 
 const root = new URL("../../", import.meta.url).pathname;
 const scratch = mkdtempSync(join(tmpdir(), "workqueue-reports-"));
@@ -391,4 +393,25 @@ describe("a replay token made under other options is a usage error naming the op
       "npm start: --replay: the token was made with --max-commands 12, but this run has no --max-commands: give the options that made it (see --help)\n",
     ]);
   });
+});
+
+test("a counterexample's first line and its JSON carry the backoff its queue was made with", () => {
+  const counterexample = {
+    invariant: { name: "n", rule: "§18.2" },
+    detail: "d",
+    maxRetries: 2,
+    backoff: { baseMs: 2, maxMs: 4.5 },
+    steps: [],
+    shrinks: 0,
+    minimal: true,
+    shrinkMs: 0,
+    replay: "t",
+  };
+  const report = { verdict: "does not conform", profile: "robust", runs: 1, commands: 1, invariants: [], seed: 1 };
+  const full = { ...report, items: "strings", unchecked: [], counterexample } as unknown as ConformanceReport;
+  expect(formatReport(full, (t) => t).split("\n")[1]).toBe(
+    "    new WorkQueue({ maxRetries: 2, backoff: { baseMs: 2, maxMs: 4.5 } })",
+  );
+  const outcome = { target: "t", profile: "robust", durationMs: 1, exitCode: 1, report: full } as GateOutcome;
+  expect(toJson(outcome)).toMatchObject({ counterexample: { backoff: { baseMs: 2, maxMs: 4.5 } } });
 });
