@@ -7,11 +7,26 @@
  * @internal
  */
 
-/** A pool that tells of the clients it hands out: `pg`'s `Pool`. */
+/**
+ * A pool that tells of the clients it hands out: `pg`'s `Pool`. The queue adds one listener of each event to the
+ * pool it is given (and one `'error'` listener to each client), so that no lost connection ends the process.
+ *
+ * @public
+ */
 export interface ObservablePool {
-  /** Subscribes to a client's checkout, made synchronously as the pool hands the client out. */
+  /**
+   * Subscribes to a client's checkout, made synchronously as the pool hands the client out.
+   *
+   * @param event - `"acquire"`.
+   * @param listener - Called with the client, before the code that asked for it has it.
+   */
   on(event: "acquire", listener: (client: Listenable) => void): unknown;
-  /** Subscribes to the errors of the pool's idle clients. */
+  /**
+   * Subscribes to the errors of the pool's idle clients.
+   *
+   * @param event - `"error"`.
+   * @param listener - Called with the error of a client that was lost while idle.
+   */
   on(event: "error", listener: (error: Error) => void): unknown;
 }
 

@@ -90,6 +90,16 @@ function describe(cause: unknown): string {
  * A call found the schema without the queue's tables or functions, or found no schema: `migrate` was not run on it,
  * or not since an upgrade ([docs/spec.md §20.9](../../docs/spec.md#§20-leases-on-postgresql)). Its message names the `migrate` call to make.
  *
+ * @example
+ * ```ts
+ * try {
+ *   await queue.add("default/web");
+ * } catch (error) {
+ *   // add found no queue in the schema "jobs" (…): run migrate(pool, { schema: "jobs" }) first
+ *   if (error instanceof SchemaNotMigratedError) await migrate(pool, { schema: "jobs" });
+ * }
+ * ```
+ *
  * @public
  */
 export class SchemaNotMigratedError extends Error {
