@@ -18,20 +18,19 @@ export interface ObservablePool {
    * Subscribes to a client's checkout, made synchronously as the pool hands the client out.
    *
    * @param event - `"acquire"`.
-   * @param listener - Called with the client, before the code that asked for it has it.
+   * @param listener - Called with the client, before the code that asked for it has it: anything with `on`
+   * for its `'error'` events, as `pg`'s `Client`.
    */
-  on(event: "acquire", listener: (client: Listenable) => void): unknown;
+  on(
+    event: "acquire",
+    listener: (client: { on(event: "error", listener: (error: Error) => void): unknown }) => void,
+  ): unknown;
   /**
    * Subscribes to the errors of the pool's idle clients.
    *
    * @param event - `"error"`.
    * @param listener - Called with the error of a client that was lost while idle.
    */
-  on(event: "error", listener: (error: Error) => void): unknown;
-}
-
-/** A client whose errors can be listened to: `pg`'s `Client`. */
-interface Listenable {
   on(event: "error", listener: (error: Error) => void): unknown;
 }
 

@@ -81,9 +81,15 @@ export interface ListeningClient extends Queryable {
  *
  * @public
  */
-export interface PoolLike extends Queryable, Partial<ObservablePool> {
+export interface PoolLike extends Queryable {
   /** A client of its own, for `LISTEN`. */
   connect(): Promise<ListeningClient>;
+  /**
+   * The pool's events, where it has them (`pg`'s `Pool` does): the queue listens to `"acquire"` to give every
+   * client the pool hands out an `'error'` listener, and to `"error"` for its idle clients, so that no lost
+   * connection ends the process ([docs/spec.md §20.8](../../docs/spec.md#§20-leases-on-postgresql)).
+   */
+  readonly on?: ObservablePool["on"];
 }
 
 /**
