@@ -8,7 +8,8 @@
  * Under overlapping calls (§10.8) a caller can only finish a lease it was handed, but the gate may call `done`,
  * `retry` or `forget` while a `get` that hands the item out is in progress. When such a call is refused as stale
  * (which changes nothing, §20.4), the adapter waits for the `get`s in progress and, if one handed the item out
- * anew, makes the call again with that lease — as the caller would have, once it was handed the lease.
+ * anew, makes the call again with that lease — as the caller would have, once it was handed the lease; and if an
+ * overlapping `done` ended that lease meanwhile, once more with token 0, as a caller holding no lease.
  */
 import { type Lease, type PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
 import type { Subject } from "../../engine/subject.js";
@@ -19,14 +20,18 @@ export function leaseSubject(queue: PostgresWorkQueue): Subject<string> {
   const getting = new Set<Promise<unknown>>();
   const leaseOf = (item: string): Lease => leases.get(item) ?? ({ item, token: 0, expiresAt: 0 } satisfies Lease);
   const finish = async <R>(item: string, call: (lease: Lease) => Promise<R>): Promise<R> => {
-    const lease = leaseOf(item);
-    try {
-      return await call(lease);
-    } catch (error) {
-      if (!(error instanceof StaleLeaseError)) throw error;
-      await Promise.allSettled([...getting]);
-      const latest = leaseOf(item);
-      return call(latest.token === lease.token ? { item, token: 0, expiresAt: 0 } : latest);
+    let lease = leaseOf(item);
+    // At most three attempts: the lease it knew; the one a get in progress handed out; none, once an overlapping
+    // done ended that one (a done ends its lease, §20.4, and token 0 is then accepted).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await call(lease);
+      } catch (error) {
+        if (!(error instanceof StaleLeaseError) || attempt === 3) throw error;
+        await Promise.allSettled([...getting]);
+        const latest = leaseOf(item);
+        lease = latest.token === lease.token || attempt === 2 ? { item, token: 0, expiresAt: 0 } : latest;
+      }
     }
   };
   return {
