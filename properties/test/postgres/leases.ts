@@ -133,6 +133,10 @@ async function compare(
       const got = await taken(queue, expected === "waits");
       if (got !== undefined && got !== "waits") tokens.push(got.token);
       const answer = got === undefined || got === "waits" ? got : { ...got, token: tokens.indexOf(got.token) + 1 };
+      // A take hands out a lease as get does: its token is §20.2's, whatever else the take answers.
+      if (typeof answer === "object" && typeof expected === "object") {
+        expect(answer.token, `§20.2: the token of take ${where()}`).toBe(expected.token);
+      }
       expect(answer, `§14.1, §14.2, §20.10: take ${where()}`).toEqual(expected);
       if (got !== undefined && got !== "waits" && expected !== undefined && expected !== "waits") {
         leases.push([got, expected]);
