@@ -8,7 +8,15 @@
 
 export { backoffModel, ClockModel } from "./clock-model.js";
 export { type Fenced, LeaseModel, type ModelLease } from "./lease-model.js";
-export { type Drain, LifecycleModel, type WorkerCall, workerCalls, workerStops } from "./lifecycle-model.js";
+export {
+  type Drain,
+  type LeaseFault,
+  LifecycleModel,
+  leaseWorkerCalls,
+  type WorkerCall,
+  workerCalls,
+  workerStops,
+} from "./lifecycle-model.js";
 export { MetricsModel, type MetricsModelReading } from "./metrics-model.js";
 export { type Take, WaitingModel } from "./waiting-model.js";
 export {

@@ -59,7 +59,10 @@ export class LifecycleModel<T> extends WaitingModel<T> {
    * @param aborted - Whether the drain's signal has already aborted ([§13.3](../docs/spec.md#§13-draining)).
    */
   shutDownWithDrain(aborted = false): Drain {
-    const drain: Drain = { id: ++this.#count, state: aborted ? "rejected" : "waiting" }; // §13.3
+    const drain: Drain = {
+      id: ++this.#count,
+      state: aborted ? "rejected" : "waiting",
+    }; // §13.3
     this.shutDown(); // §13.1, §13.3: shut down all the same
     if (!aborted) this.#drains.push(drain);
     this.#settle(); // §13.1: resolved at once if drained already
@@ -124,6 +127,47 @@ export class LifecycleModel<T> extends WaitingModel<T> {
 export function workerCalls(succeeded: boolean, requeued: boolean): readonly WorkerCall[] {
   if (succeeded) return ["forget", "done"];
   return requeued ? ["retry", "onError", "done"] : ["retry", "onError", "onGiveUp", "done"];
+}
+
+/**
+ * How one of a lease worker's calls with its lease failed ([§20.14](../docs/spec.md#§20-leases-on-postgresql)): refused as stale, or the database out of reach.
+ *
+ * @public
+ */
+export type LeaseFault = "refused" | "unavailable";
+
+/**
+ * [§20.14](../docs/spec.md#§20-leases-on-postgresql): what a worker of `runLeaseWorkers` calls once its handler
+ * ended — §15.1's calls, made with the lease, where a call that failed is followed by an `onError` reporting it: a
+ * refused call (the lease was lost) ends the calls, after the handler's error when it was `retry`; a call that did
+ * not reach the database does not, and a `retry` that did not answer gives no `onGiveUp`.
+ *
+ * @param succeeded - Whether the handler succeeded (neither threw nor rejected).
+ * @param requeued - What `retry` answered, after a failure: `false` when it gave up.
+ * @param faults - How `forget`, `retry` or `done` failed, for those that did.
+ * @example
+ * ```ts
+ * import { leaseWorkerCalls } from "workqueue-spec/model";
+ *
+ * leaseWorkerCalls(true, false, { forget: "refused" }); // ["forget", "onError"]
+ * ```
+ *
+ * @public
+ */
+export function leaseWorkerCalls(
+  succeeded: boolean,
+  requeued: boolean,
+  faults: Readonly<Partial<Record<"forget" | "retry" | "done", LeaseFault>>> = {},
+): readonly WorkerCall[] {
+  const calls: WorkerCall[] = [];
+  for (const call of workerCalls(succeeded, requeued || faults.retry !== undefined)) {
+    calls.push(call);
+    const fault = call === "onError" || call === "onGiveUp" ? undefined : faults[call];
+    if (fault === undefined) continue;
+    calls.push("onError");
+    if (fault === "refused") return call === "retry" ? [...calls, "onError"] : calls;
+  }
+  return calls;
 }
 
 /**

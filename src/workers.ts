@@ -57,8 +57,8 @@ export interface HandlerContext {
   readonly signal: AbortSignal;
 }
 
-/** The callbacks' default: nothing. */
-function ignore(): void {}
+/** The callbacks' default: nothing. @internal */
+export function ignore(): void {}
 
 /** The signal of handlers whose workers have none: it never aborts. */
 const never = new AbortController().signal;
@@ -138,8 +138,8 @@ async function handle<T>(
   }
 }
 
-/** Calls `callback` and awaits what it answers; what it throws or rejects with goes to `fallback`. */
-async function attempt(callback: () => unknown, fallback: (error: unknown) => unknown): Promise<void> {
+/** Calls `callback` and awaits what it answers; what it throws or rejects with goes to `fallback`. @internal */
+export async function attempt(callback: () => unknown, fallback: (error: unknown) => unknown): Promise<void> {
   try {
     await callback();
   } catch (error) {

@@ -5,7 +5,14 @@
  */
 import * as fc from "fast-check";
 import { expect, test } from "vitest";
-import { type Drain, LifecycleModel, type Take, workerCalls, workerStops } from "../../model/index.js";
+import {
+  type Drain,
+  LifecycleModel,
+  leaseWorkerCalls,
+  type Take,
+  workerCalls,
+  workerStops,
+} from "../../model/index.js";
 import { maxRetries } from "../engine/arbitraries.js";
 import { params } from "./settings.js";
 
@@ -128,6 +135,34 @@ test("a worker forgets after a success, retries, reports and gives up after a fa
     ["forget", "done"],
     ["retry", "onError", "done"],
     ["retry", "onError", "onGiveUp", "done"],
+  ]);
+});
+
+test("a lease worker makes §15.1's calls; a refused call is reported and ends them, one that did not reach the database is reported and the next follows (§20.14)", () => {
+  expect([
+    leaseWorkerCalls(true, false),
+    leaseWorkerCalls(false, false),
+    leaseWorkerCalls(true, false, { forget: "refused" }),
+    leaseWorkerCalls(true, false, { done: "refused" }),
+    leaseWorkerCalls(false, true, { retry: "refused" }),
+    leaseWorkerCalls(false, false, { retry: "refused" }),
+    leaseWorkerCalls(false, false, { done: "refused" }),
+    leaseWorkerCalls(true, false, { forget: "unavailable", done: "unavailable" }),
+    leaseWorkerCalls(false, false, { retry: "unavailable" }),
+    leaseWorkerCalls(true, false, { retry: "refused" }),
+    leaseWorkerCalls(false, true, { forget: "refused" }),
+  ]).toEqual([
+    ["forget", "done"],
+    ["retry", "onError", "onGiveUp", "done"],
+    ["forget", "onError"],
+    ["forget", "done", "onError"],
+    ["retry", "onError", "onError"],
+    ["retry", "onError", "onError"],
+    ["retry", "onError", "onGiveUp", "done", "onError"],
+    ["forget", "onError", "done", "onError"],
+    ["retry", "onError", "onError", "done"],
+    ["forget", "done"],
+    ["retry", "onError", "done"],
   ]);
 });
 

@@ -6,7 +6,11 @@
  * @module workqueue-spec/postgres
  */
 export type { ObservablePool } from "./connections.js";
-export { DatabaseUnavailableError, SchemaNotMigratedError, StaleLeaseError } from "./errors.js";
+export {
+  DatabaseUnavailableError,
+  SchemaNotMigratedError,
+  StaleLeaseError,
+} from "./errors.js";
 export { type MigrateOptions, migrate } from "./migrate.js";
 export {
   type Lease,
@@ -18,3 +22,9 @@ export {
   type Queryable,
   type QueryResult,
 } from "./queue.js";
+export {
+  type LeasedQueue,
+  type LeaseHandlerContext,
+  type LeaseWorkerOptions,
+  runLeaseWorkers,
+} from "./workers.js";

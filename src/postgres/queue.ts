@@ -370,6 +370,24 @@ export class PostgresWorkQueue {
   }
 
   /**
+   * [§14.7](../../docs/spec.md#§14-waiting-for-work): `for await (const lease of queue)` takes leases, one per step,
+   * until `take` answers `undefined` (the queue shut down, §20.10). The loop's body must end each lease with `done`
+   * (after `forget` or `retry`); leaving the loop early takes nothing more, and a lease it holds stays live until
+   * `done` or its expiry. {@link runLeaseWorkers} is the loop with heartbeats and the calls of §15.1.
+   *
+   * @example
+   * ```ts
+   * for await (const lease of queue) {
+   *   console.log(`reconciled ${lease.item}`);
+   *   await queue.done(lease);
+   * }
+   * ```
+   */
+  async *[Symbol.asyncIterator](): AsyncGenerator<Lease, void, undefined> {
+    for (let lease = await this.take(); lease !== undefined; lease = await this.take()) yield lease;
+  }
+
+  /**
    * Looks until `look` finds something, sleeping between looks until a notification, the next expiry or due time,
    * or `pollMs` wakes it (§20.10); the waker is armed before each look, so a notification during it is not missed.
    * It listens again before each look when the listening connection was lost.

@@ -1,0 +1,293 @@
+/**
+ * The controller loop on PostgreSQL ([docs/spec.md §20.12–§20.16](../../docs/spec.md#§20-leases-on-postgresql)): §15's
+ * loop for a queue with leases — each worker takes a lease, keeps it alive with `extend` while its handler runs,
+ * aborts the handler's signal when the lease is lost, and then calls `forget` or `retry` and `done` with the lease.
+ * It uses only the queue's public verbs; the queue knows nothing of it.
+ */
+
+import { assertConcurrency, assertFunction, assertOptions, assertShape, assertSignal, expected } from "../validate.js";
+import { attempt, ignore } from "../workers.js";
+import { DatabaseUnavailableError, StaleLeaseError } from "./errors.js";
+import type { Lease, PostgresWorkQueue } from "./queue.js";
+
+/**
+ * What {@link runLeaseWorkers} calls: a `PostgresWorkQueue`, or anything with its leased verbs and `leaseMs`.
+ *
+ * @public
+ */
+export type LeasedQueue = Pick<PostgresWorkQueue, "take" | "extend" | "forget" | "retry" | "done" | "leaseMs">;
+
+/**
+ * Options for {@link runLeaseWorkers}.
+ *
+ * @public
+ */
+export interface LeaseWorkerOptions {
+  /** How many leases are held at once in this process: the number of workers, a positive integer. @defaultValue `1` */
+  readonly concurrency?: number | undefined;
+  /**
+   * Stops the workers as §15.3 says: a worker waiting in `take` stops at once; one handling an item finishes it
+   * (handler, `forget` or `retry`, callbacks, `done`) and then stops. It does not shut the queue down.
+   *
+   * @defaultValue `undefined`: the workers stop only once `take` answers `undefined` (the queue shut down, §20.10).
+   */
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * How often a running handler's lease is extended (`extend`, §20.5), in milliseconds: a positive number below the
+   * queue's `leaseMs`, on this process's timers (not the queue's clock).
+   *
+   * @defaultValue a third of the queue's `leaseMs`, so that two beats in a row may fail before the lease expires
+   */
+  readonly heartbeatMs?: number | undefined;
+  /**
+   * How long a worker pauses after its `take` could not reach the database (`DatabaseUnavailableError`) before it
+   * takes again, in milliseconds, a non-negative number. @defaultValue `1_000`
+   */
+  readonly pauseMs?: number | undefined;
+  /**
+   * Called with the item and every failure of its handler, after `retry` counted it; with a call of the loop that
+   * was refused (`StaleLeaseError`: the lease was lost, and the item is another worker's now) or could not reach the
+   * database (`DatabaseUnavailableError`); and with `undefined` and the error of a `take` that could not reach it.
+   * A promise it answers is awaited. What it throws or rejects with is discarded: it must report, not fail.
+   *
+   * @defaultValue `undefined`: nothing is reported.
+   */
+  readonly onError?: ((item: string | undefined, error: unknown) => unknown) | undefined;
+  /**
+   * Called when `retry` gives up on an item (§7), with the handler's error; awaited before `done`. What it throws or
+   * rejects with goes to `onError`. @defaultValue `undefined`: the item is dropped silently, its failures kept (§20.9).
+   */
+  readonly onGiveUp?: ((item: string, error: unknown) => unknown) | undefined;
+}
+
+/**
+ * What a handler of {@link runLeaseWorkers} is given besides its item.
+ *
+ * @public
+ */
+export interface LeaseHandlerContext {
+  /** The lease's fencing token (§20.2): writes downstream should carry it and be refused when a greater one was seen. */
+  readonly token: number;
+  /**
+   * Aborts when the workers' `signal` does (with its reason), or when the lease is lost — an `extend` was refused,
+   * so the item may already be another worker's (with the `StaleLeaseError` as reason). A handler that sees it abort
+   * should stop writing and throw.
+   */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Runs `concurrency` workers on a PostgreSQL queue ([docs/spec.md §20.12](../../docs/spec.md#§20-leases-on-postgresql)). Each takes a lease, runs
+ * `handler(item, { token, signal })` while extending the lease every `heartbeatMs`, then calls `forget` on success,
+ * or on failure `retry`, `onError` and, when `retry` gives up, `onGiveUp`; and always `done` — each with the lease,
+ * as §15.1 does with the item. A call refused with `StaleLeaseError` (the lease expired or was superseded) is
+ * reported to `onError` and ends the calls for that lease: the item is another worker's now. A call that cannot
+ * reach the database is reported and the next is made; a `done` that cannot leaves the lease to expire, which
+ * queues the item again (at least once, §20.7). A `take` that cannot reach the database is reported (with item
+ * `undefined`), and the worker takes again after `pauseMs`.
+ *
+ * Heartbeats run on this process's timers; a handler that blocks the event loop longer than the lease can lose it.
+ * Several processes each run their own workers on one queue: the database keeps a key from two live leases (§20.7).
+ *
+ * @param queue - A `PostgresWorkQueue`, or anything with its `take`, `extend`, `forget`, `retry`, `done` and `leaseMs`.
+ * @param handler - Processes one item; it may answer a promise, and may throw or reject to have the item retried.
+ * @param options - `concurrency`, `signal`, `heartbeatMs`, `pauseMs`, `onError` and `onGiveUp` (see {@link LeaseWorkerOptions}).
+ * @returns A promise that resolves once every worker has stopped: `take` answered `undefined` or `signal` aborted.
+ *   It rejects, once every worker has stopped, with the first error of a `take` other than an abort or
+ *   `DatabaseUnavailableError` — a closed queue, or a schema that was not migrated — which stops its worker.
+ * @throws TypeError when `queue` lacks a verb, `handler`, `onError` or `onGiveUp` is not a function, `options` is not
+ * an object or `signal` is not an `AbortSignal`.
+ * @throws RangeError when `concurrency` is not a positive integer, `heartbeatMs` is not a positive number below the
+ * queue's `leaseMs`, or `pauseMs` is not a non-negative finite number.
+ *
+ * @example
+ * ```ts
+ * import pg from "pg";
+ * import { migrate, PostgresWorkQueue, runLeaseWorkers } from "workqueue-spec/postgres";
+ *
+ * const pool = new pg.Pool({ connectionString: "postgres://postgres@127.0.0.1:5432/test" });
+ * await migrate(pool);
+ * const queue = new PostgresWorkQueue({ pool, name: "pods", maxRetries: 5, leaseMs: 30_000 });
+ * const workers = runLeaseWorkers(queue, async (key, { token }) => console.log(`reconciled ${key} (${token})`), {
+ *   concurrency: 4,
+ * });
+ * await queue.add("default/web");
+ * await queue.shutDownWithDrain(); // in any process: every key added before is handled
+ * await workers;
+ * await queue.close();
+ * await pool.end();
+ * ```
+ *
+ * @public
+ */
+export function runLeaseWorkers(
+  queue: LeasedQueue,
+  handler: (item: string, context: LeaseHandlerContext) => unknown,
+  options?: LeaseWorkerOptions,
+): Promise<void> {
+  const settings = qualify(queue, handler, options);
+  const failures: unknown[] = [];
+  const work = async () => {
+    for (let lease = await next(queue, settings, failures); lease; lease = await next(queue, settings, failures)) {
+      await hold(queue, lease, handler, settings);
+    }
+  };
+  return Promise.all(Array.from({ length: settings.concurrency }, work)).then(() => {
+    if (failures.length > 0) throw failures[0];
+  });
+}
+
+/** The options with every default filled, checked. */
+interface Settings {
+  readonly concurrency: number;
+  readonly signal: AbortSignal | undefined;
+  readonly heartbeatMs: number;
+  readonly pauseMs: number;
+  readonly report: (item: string | undefined, error: unknown) => Promise<void>;
+  readonly onGiveUp: (item: string, error: unknown) => unknown;
+}
+
+/** Checks the arguments and fills the defaults (§20.16, §15.5). */
+function qualify(queue: unknown, handler: unknown, options: LeaseWorkerOptions | undefined): Settings {
+  const verbs = ["take", "extend", "forget", "retry", "done"];
+  assertShape("queue", queue, "a PostgresWorkQueue, with take, extend, forget, retry and done", verbs, []);
+  assertFunction("handler", handler);
+  assertOptions(options, "{ concurrency: 4 }");
+  const { concurrency = 1, signal, onError = ignore, onGiveUp = ignore } = options ?? {};
+  const { leaseMs } = queue as LeasedQueue;
+  const { heartbeatMs = leaseMs / 3, pauseMs = 1_000 } = options ?? {};
+  assertConcurrency(concurrency);
+  assertSignal(signal);
+  assertFunction("onError", onError, "undefined or a function");
+  assertFunction("onGiveUp", onGiveUp, "undefined or a function");
+  if (!(Number.isFinite(heartbeatMs) && heartbeatMs > 0 && heartbeatMs < leaseMs)) {
+    throw new RangeError(
+      expected("heartbeatMs", `a positive number below the queue's leaseMs (${leaseMs})`, heartbeatMs),
+    );
+  }
+  if (!(Number.isFinite(pauseMs) && pauseMs >= 0)) {
+    throw new RangeError(expected("pauseMs", "a non-negative finite number of milliseconds", pauseMs));
+  }
+  const report = (item: string | undefined, error: unknown) => attempt(() => onError(item, error), ignore);
+  return { concurrency, signal, heartbeatMs, pauseMs, report, onGiveUp };
+}
+
+/**
+ * The worker's next lease, or `undefined` when it stops: `take` answered `undefined`, or rejected because the signal
+ * aborted or for a reason that taking again cannot cure (kept in `failures`). A lost database is reported and waited
+ * out.
+ */
+async function next(queue: LeasedQueue, settings: Settings, failures: unknown[]): Promise<Lease | undefined> {
+  const { signal } = settings;
+  for (;;) {
+    try {
+      return await queue.take({ signal });
+    } catch (error) {
+      if (signal?.aborted) return undefined;
+      if (!(error instanceof DatabaseUnavailableError)) {
+        failures.push(error);
+        return undefined;
+      }
+      await settings.report(undefined, error);
+      if (!(await pause(settings.pauseMs, signal))) return undefined;
+    }
+  }
+}
+
+/** Waits `ms`, or less if `signal` aborts; answers whether it waited in full. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", stop);
+      resolve(true);
+    }, ms);
+    signal?.addEventListener("abort", stop, { once: true });
+  });
+}
+
+/** Handles one lease: the handler under heartbeats, then the calls of §15.1 with the lease (§20.12). */
+async function hold(
+  queue: LeasedQueue,
+  lease: Lease,
+  handler: (item: string, context: LeaseHandlerContext) => unknown,
+  settings: Settings,
+): Promise<void> {
+  const lost = new AbortController();
+  const signal = settings.signal === undefined ? lost.signal : AbortSignal.any([settings.signal, lost.signal]);
+  const beats = heartbeat(queue, lease, settings, lost);
+  let failure: { readonly error: unknown } | undefined;
+  try {
+    await handler(lease.item, { token: lease.token, signal });
+  } catch (error) {
+    failure = { error };
+  }
+  await beats.stop();
+  await finish(queue, lease, failure, settings);
+}
+
+/**
+ * Extends `lease` every `heartbeatMs` until stopped; a refused `extend` aborts `lost` with its `StaleLeaseError`
+ * and ends the beats; one that cannot reach the database is tried again at the next beat. `stop` waits for an
+ * `extend` in flight, so that no `extend` overlaps the calls that end the lease.
+ */
+function heartbeat(queue: LeasedQueue, lease: Lease, settings: Settings, lost: AbortController) {
+  let stopped = false;
+  let beat: Promise<void> = Promise.resolve();
+  const extend = async () => {
+    try {
+      await queue.extend(lease);
+    } catch (error) {
+      if (error instanceof StaleLeaseError) lost.abort(error);
+    }
+    if (!stopped && !lost.signal.aborted) timer = setTimeout(tick, settings.heartbeatMs);
+  };
+  const tick = () => {
+    beat = extend();
+  };
+  let timer = setTimeout(tick, settings.heartbeatMs);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await beat;
+    },
+  };
+}
+
+/**
+ * §15.1's calls with the lease: `forget` on success; `retry`, `onError` and, on give-up, `onGiveUp` on failure;
+ * `done` last. A refused call is reported and ends them; one that cannot reach the database is reported.
+ */
+async function finish(
+  queue: LeasedQueue,
+  lease: Lease,
+  failure: { readonly error: unknown } | undefined,
+  settings: Settings,
+): Promise<void> {
+  const { report } = settings;
+  const call = async <V>(verb: () => Promise<V>): Promise<{ readonly value?: V; readonly refused: boolean }> => {
+    try {
+      return { value: await verb(), refused: false };
+    } catch (error) {
+      await report(lease.item, error);
+      return { refused: error instanceof StaleLeaseError };
+    }
+  };
+  if (failure === undefined) {
+    if ((await call(() => queue.forget(lease))).refused) return;
+  } else {
+    const retried = await call(() => queue.retry(lease));
+    await report(lease.item, failure.error);
+    if (retried.refused) return;
+    if (retried.value === false)
+      await attempt(
+        () => settings.onGiveUp(lease.item, failure.error),
+        (e) => report(lease.item, e),
+      );
+  }
+  await call(() => queue.done(lease));
+}
