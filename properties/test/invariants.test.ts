@@ -1,14 +1,14 @@
 /**
- * The checks blame the rule that broke (properties/engine/invariants.ts): a queue that answers as the model does
+ * The checks blame the rule that broke (properties/core/invariants.ts): a queue that answers as the model does
  * but for its last call, which answers or shows one thing wrong, is caught by the rule that this one thing breaks,
  * with a detail that says what it did.
  */
 import { expect, test } from "vitest";
-import type { Observation } from "../engine/driver.js";
-import { invariants, type Views } from "../engine/invariants.js";
-import type { Answer, Operation } from "../engine/operation.js";
-import { perform } from "../engine/subject.js";
-import { modelOf, verify } from "../engine/verify.js";
+import type { Observation } from "../core/driver.js";
+import { invariants, type Views } from "../core/invariants.js";
+import type { Answer, Operation } from "../core/operation.js";
+import { perform } from "../core/subject.js";
+import { modelOf, verify } from "../core/verify.js";
 
 const add = (item: unknown): Operation => ({ verb: "add", item });
 const done = (item: unknown): Operation => ({ verb: "done", item });

@@ -6,7 +6,7 @@
 import * as fc from "fast-check";
 import { expect, test } from "vitest";
 import { type Drain, LifecycleModel, type Take, workerCalls, workerStops } from "../../model/index.js";
-import { maxRetries } from "../engine/arbitraries.js";
+import { maxRetries } from "../core/arbitraries.js";
 import { params } from "./settings.js";
 
 const model = () => new LifecycleModel<string>({ maxRetries: 3 });

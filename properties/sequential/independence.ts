@@ -5,12 +5,12 @@
  * this probe such a queue is reported with a counterexample that cannot fail on a fresh queue: its calls look
  * harmless, and what fails them happened in earlier runs.
  */
-import type { Plan } from "./commands.js";
-import { type Driver, type Observation, observeRun } from "./driver.js";
-import type { Invariant } from "./invariants.js";
-import { type Operation, sameAnswer, sameItem } from "./operation.js";
-import { showAnswer, showCall } from "./render.js";
-import { type VerifyOptions, type Violation, verify } from "./verify.js";
+import type { Plan } from "../core/commands.js";
+import { type Driver, type Observation, observeRun } from "../core/driver.js";
+import type { Invariant } from "../core/invariants.js";
+import { type Operation, sameAnswer, sameItem } from "../core/operation.js";
+import { showAnswer, showCall } from "../core/render.js";
+import { type VerifyOptions, type Violation, verify } from "../core/verify.js";
 
 /**
  * The rule the probe checks. It is not among the invariants run after every step: it looks at two runs, not one.

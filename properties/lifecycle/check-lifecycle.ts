@@ -5,19 +5,19 @@
  */
 import * as fc from "fast-check";
 import { ClockModel } from "../../model/index.js";
-import { OptionError } from "./errors.js";
-import { LifecycleRun, lifecycleViews } from "./lifecycle-actors.js";
-import { type LifecycleRule, lifecycleRules } from "./lifecycle-rules.js";
-import { LifecycleViolation, Run } from "./lifecycle-run.js";
+import { OptionError } from "../core/errors.js";
+import { showValue } from "../core/render.js";
+import { defaultShrinkRuns, defaultShrinkTimeMs, ShrinkBudget, type ShrinkStop } from "../core/shrink-budget.js";
+import { LifecycleRun, lifecycleViews } from "./actors.js";
+import { type LifecycleRule, lifecycleRules } from "./rules.js";
+import { LifecycleViolation, Run } from "./run.js";
 import {
   type Features,
   type LifecycleFactory,
   type LifecycleScenario,
   type LifecycleSubject,
   lifecycleScenario,
-} from "./lifecycle-scenario.js";
-import { showValue } from "./render.js";
-import { defaultShrinkRuns, defaultShrinkTimeMs, ShrinkBudget, type ShrinkStop } from "./shrink-budget.js";
+} from "./scenario.js";
 
 /**
  * Options of {@link checkLifecycle}.

@@ -7,14 +7,14 @@
  */
 import * as fc from "fast-check";
 import { ClockModel, type WorkQueueModel } from "../../model/index.js";
-import { ProtocolBreach } from "./breach.js";
-import type { Profile } from "./commands.js";
-import { bounded } from "./driver.js";
-import { type Answer, type Operation, sameAnswer } from "./operation.js";
-import { showAnswer, showCall } from "./render.js";
-import { defaultShrinkRuns, defaultShrinkTimeMs, ShrinkBudget, type ShrinkStop } from "./shrink-budget.js";
-import { capture, perform, readView, type Subject, type SubjectFactory } from "./subject.js";
-import { modelOf } from "./verify.js";
+import { ProtocolBreach } from "../core/breach.js";
+import type { Profile } from "../core/commands.js";
+import { bounded } from "../core/driver.js";
+import { type Answer, type Operation, sameAnswer } from "../core/operation.js";
+import { showAnswer, showCall } from "../core/render.js";
+import { defaultShrinkRuns, defaultShrinkTimeMs, ShrinkBudget, type ShrinkStop } from "../core/shrink-budget.js";
+import { capture, perform, readView, type Subject, type SubjectFactory } from "../core/subject.js";
+import { modelOf } from "../core/verify.js";
 
 /** What an overlapping call may be: a verb, or a view read as a call. */
 export type OverlapVerb = "add" | "get" | "done" | "retry" | "forget" | "size" | "inFlight";

@@ -4,25 +4,25 @@
  */
 import * as fc from "fast-check";
 import { ClockModel } from "../../model/index.js";
-import { type Delays, replayPathOf, type Scenario, type Shape, scenario } from "./arbitraries.js";
-import type { Plan, Profile } from "./commands.js";
-import type { Coverage } from "./coverage.js";
+import { type Delays, replayPathOf, type Scenario, type Shape, scenario } from "../core/arbitraries.js";
+import type { Plan, Profile } from "../core/commands.js";
+import type { Coverage } from "../core/coverage.js";
+import { type Driver, inProcess, type Observation, type Observe } from "../core/driver.js";
+import { OptionError } from "../core/errors.js";
+import { type Invariant, invariants } from "../core/invariants.js";
+import type { Backoff } from "../core/operation.js";
+import { assertSameOptions, decodeReplay, encodeReplay, type Replay, type ReplayOptions } from "../core/replay.js";
+import { defaultShrinkCalls, defaultShrinkTimeMs, ShrinkBudget, type ShrinkStop } from "../core/shrink-budget.js";
+import type { SubjectFactory } from "../core/subject.js";
+import { isThenable } from "../core/subject.js";
+import { anyItems, type ItemUniverse, stringItems } from "../core/universes.js";
+import { type Step, type Violation, verifyStarted } from "../core/verify.js";
+import { checkOverlapping, type OverlapCall, type OverlappingReport } from "../overlap/check-overlapping.js";
 import { diagnose } from "./diagnose.js";
-import { type Driver, inProcess, type Observation, type Observe } from "./driver.js";
-import { OptionError } from "./errors.js";
 import { probeIndependence } from "./independence.js";
-import { type Invariant, invariants } from "./invariants.js";
 import { minimize } from "./minimize.js";
-import type { Backoff } from "./operation.js";
-import { checkOverlapping, type OverlapCall, type OverlappingReport } from "./overlap.js";
 import { planOf } from "./plan.js";
-import { assertSameOptions, decodeReplay, encodeReplay, type Replay, type ReplayOptions } from "./replay.js";
-import { defaultShrinkCalls, defaultShrinkTimeMs, ShrinkBudget, type ShrinkStop } from "./shrink-budget.js";
-import type { SubjectFactory } from "./subject.js";
-import { isThenable } from "./subject.js";
 import { type SurveyResult, survey } from "./survey.js";
-import { anyItems, type ItemUniverse, stringItems } from "./universes.js";
-import { type Step, type Violation, verifyStarted } from "./verify.js";
 
 /**
  * Options of {@link checkConformance}.
@@ -315,7 +315,7 @@ export function runsOf(options: ConformanceOptions, replayPath: string | undefin
 }
 
 /**
- * Checks a driver's implementation: the engine under {@link checkConformance}, also for implementations outside
+ * Checks a driver's implementation: the sequential check under {@link checkConformance}, also for implementations outside
  * this process (see `properties/protocol/`).
  *
  * It works in phases. The survey draws all `runs` sequences from the seed and runs them in order, with runs

@@ -6,13 +6,13 @@
  * what it hands out is what it held, and comparing that with the model's queue names the rule that broke.
  */
 import type { WorkQueueModel } from "../../model/index.js";
-import type { Plan } from "./commands.js";
-import { type Driver, observeRun } from "./driver.js";
-import { type Invariant, invariants } from "./invariants.js";
-import { sameItem } from "./operation.js";
-import { showValue } from "./render.js";
-import { perform } from "./subject.js";
-import { modelOf, type Violation } from "./verify.js";
+import type { Plan } from "../core/commands.js";
+import { type Driver, observeRun } from "../core/driver.js";
+import { type Invariant, invariants } from "../core/invariants.js";
+import { sameItem } from "../core/operation.js";
+import { showValue } from "../core/render.js";
+import { perform } from "../core/subject.js";
+import { modelOf, type Violation } from "../core/verify.js";
 
 /** The invariant named `start…`. */
 function named(start: string): Invariant {
