@@ -9,7 +9,8 @@ import type { Profile } from "../properties/core/commands.js";
 import { loadFactory } from "../properties/core/load.js";
 import { anyItems, stringItems } from "../properties/core/universes.js";
 import { connect } from "../properties/protocol/driver.js";
-import { checkConformance, checkDriver, runsOf } from "../properties/sequential/conformance.js";
+import { checkConformance } from "../properties/sequential/check-conformance.js";
+import { checkDriver, runsOf } from "../properties/sequential/conformance.js";
 import { planOf } from "../properties/sequential/plan.js";
 import { WorkQueue } from "../src/index.js";
 

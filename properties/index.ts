@@ -15,7 +15,7 @@ export { type BreachKind, ProtocolBreach, StartError } from "./core/breach.js";
 export type { Profile } from "./core/commands.js";
 export type { Driver, Observation, Observe } from "./core/driver.js";
 export { OptionError } from "./core/errors.js";
-export type { Invariant, Views } from "./core/invariants.js";
+export type { Invariant, Rule, Views } from "./core/invariants.js";
 export type {
   AddAfterOperation,
   AdvanceOperation,
@@ -57,11 +57,11 @@ export { lifecycleTests } from "./report/lifecycle-tests.js";
 export { formatLifecycleReport } from "./report/lifecycle-text.js";
 export { formatReport } from "./report/text.js";
 export { runTrace, type TraceSubject, traceOf } from "./report/traces.js";
+export { checkConformance } from "./sequential/check-conformance.js";
 export {
   type ConformanceOptions,
   type ConformanceReport,
   type Counterexample,
-  checkConformance,
   checkDriver,
   type UncheckedView,
 } from "./sequential/conformance.js";

@@ -15,7 +15,8 @@ import { toJson } from "../report/json.js";
 import { toJunit } from "../report/junit.js";
 import type { GateOutcome } from "../report/outcome.js";
 import { formatReport, withoutEscapes } from "../report/text.js";
-import { type ConformanceOptions, checkConformance, checkDriver, replayOptionsOf } from "../sequential/conformance.js";
+import { checkConformance } from "../sequential/check-conformance.js";
+import { type ConformanceOptions, checkDriver, replayOptionsOf } from "../sequential/conformance.js";
 import { checkReplay, oneLine, UsageError } from "./args.js";
 import { exitCodeHelp, exitCodes, failureOf } from "./exit-codes.js";
 import {

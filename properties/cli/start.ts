@@ -9,7 +9,8 @@ import { plural } from "../core/render.js";
 import { decodeReplay } from "../core/replay.js";
 import { anyItems } from "../core/universes.js";
 import { formatReport } from "../report/text.js";
-import { type ConformanceOptions, checkConformance, replayOptionsOf } from "../sequential/conformance.js";
+import { checkConformance } from "../sequential/check-conformance.js";
+import { type ConformanceOptions, replayOptionsOf } from "../sequential/conformance.js";
 import {
   type CheckArguments,
   checkArguments,

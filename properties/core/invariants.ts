@@ -52,15 +52,24 @@ export interface StepFacts {
 }
 
 /**
- * A named check.
+ * A rule of docs/spec.md that a check keeps: the sentence, and where the spec states it. A report names the rule
+ * that broke; an {@link Invariant} is a rule checked after every step, other rules are checked over whole runs.
  *
  * @public
  */
-export interface Invariant {
+export interface Rule {
   /** The sentence it checks. */
   readonly name: string;
   /** Where docs/spec.md states it. */
   readonly rule: string;
+}
+
+/**
+ * A named check, run after every step.
+ *
+ * @public
+ */
+export interface Invariant extends Rule {
   /** What went wrong at this step, or `undefined` when the step keeps the invariant. @internal */
   check(facts: StepFacts): string | undefined;
 }

@@ -6,7 +6,7 @@ import type { Plan } from "./commands.js";
 import { type Coverage, transitionOf } from "./coverage.js";
 import type { Observation, Observe } from "./driver.js";
 import { type Expectation, meets } from "./expectation.js";
-import { type Invariant, invariants, type Views } from "./invariants.js";
+import { invariants, type Rule, type Views } from "./invariants.js";
 import type { Answer, Backoff, Operation } from "./operation.js";
 import { isThenable, type MaybePromise, perform } from "./subject.js";
 
@@ -28,10 +28,10 @@ export interface Step {
   readonly actualViews: Views;
 }
 
-/** A broken invariant: which, what went wrong, and the steps that lead to it. */
+/** A broken rule: which, what went wrong, and the steps that lead to it. */
 export interface Violation {
-  /** The invariant that failed. */
-  readonly invariant: Invariant;
+  /** The rule that broke: an invariant after a step, or a rule checked over whole runs (§3.5). */
+  readonly invariant: Rule;
   /** What went wrong, in one sentence. */
   readonly detail: string;
   /** The `maxRetries` of the queue. */

@@ -10,11 +10,23 @@ import { ClockModel, type WorkQueueModel } from "../../model/index.js";
 import { ProtocolBreach } from "../core/breach.js";
 import type { Profile } from "../core/commands.js";
 import { bounded } from "../core/driver.js";
+import type { Rule } from "../core/invariants.js";
 import { type Answer, type Operation, sameAnswer } from "../core/operation.js";
 import { showAnswer, showCall } from "../core/render.js";
 import { defaultShrinkRuns, defaultShrinkTimeMs, ShrinkBudget, type ShrinkStop } from "../core/shrink-budget.js";
 import { capture, perform, readView, type Subject, type SubjectFactory } from "../core/subject.js";
 import { modelOf } from "../core/verify.js";
+
+/**
+ * The rule overlapping calls keep ([docs/spec.md §10.8](../../docs/spec.md#§10-invariants)), which {@link checkOverlapping} checks over whole runs
+ * rather than after each step.
+ *
+ * @internal
+ */
+export const linearizable: Rule = {
+  name: "overlapping calls answer as some order of them that keeps their real-time order would",
+  rule: "§10.8",
+};
 
 /** What an overlapping call may be: a verb, or a view read as a call. */
 export type OverlapVerb = "add" | "get" | "done" | "retry" | "forget" | "size" | "inFlight";

@@ -4,7 +4,8 @@
 import { basename } from "node:path";
 import type { Profile } from "../core/commands.js";
 import type { SubjectFactory } from "../core/subject.js";
-import { type ConformanceOptions, checkConformance } from "../sequential/conformance.js";
+import { checkConformance } from "../sequential/check-conformance.js";
+import type { ConformanceOptions } from "../sequential/conformance.js";
 import { formatReport } from "./text.js";
 
 /**

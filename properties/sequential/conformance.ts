@@ -3,21 +3,19 @@
  * implementation, shrink a failure to a short counterexample, and say how to replay it.
  */
 import * as fc from "fast-check";
-import { ClockModel } from "../../model/index.js";
 import { type Delays, replayPathOf, type Scenario, type Shape, scenario } from "../core/arbitraries.js";
 import type { Plan, Profile } from "../core/commands.js";
 import type { Coverage } from "../core/coverage.js";
-import { type Driver, inProcess, type Observation, type Observe } from "../core/driver.js";
+import type { Driver, Observation, Observe } from "../core/driver.js";
 import { OptionError } from "../core/errors.js";
-import { type Invariant, invariants } from "../core/invariants.js";
+import { type Invariant, invariants, type Rule } from "../core/invariants.js";
 import type { Backoff } from "../core/operation.js";
 import { assertSameOptions, decodeReplay, encodeReplay, type Replay, type ReplayOptions } from "../core/replay.js";
 import { defaultShrinkCalls, defaultShrinkTimeMs, ShrinkBudget, type ShrinkStop } from "../core/shrink-budget.js";
-import type { SubjectFactory } from "../core/subject.js";
 import { isThenable } from "../core/subject.js";
 import { anyItems, type ItemUniverse, stringItems } from "../core/universes.js";
 import { type Step, type Violation, verifyStarted } from "../core/verify.js";
-import { checkOverlapping, type OverlapCall, type OverlappingReport } from "../overlap/check-overlapping.js";
+import { checkOverlapping, type OverlapCall } from "../overlap/check-overlapping.js";
 import { diagnose } from "./diagnose.js";
 import { probeIndependence } from "./independence.js";
 import { minimize } from "./minimize.js";
@@ -156,8 +154,8 @@ export interface ConformanceReport {
  * @public
  */
 export interface Counterexample {
-  /** The invariant that the last step breaks. */
-  readonly invariant: Invariant;
+  /** The rule that broke: the invariant the last step breaks, or the rule of a check over whole runs. */
+  readonly invariant: Rule;
   /** What went wrong at the last step, in one sentence. */
   readonly detail: string;
   /** The `maxRetries` the queue was made with. */
@@ -198,17 +196,11 @@ export interface Counterexample {
 }
 
 /**
- * The invariant of overlapping calls ([docs/spec.md §10.8](../../docs/spec.md#§10-invariants)), which {@link checkOverlapping} checks over whole runs
- * rather than after each step.
+ * The `replayPath` of a token that replays a run of overlapping calls rather than a sequence.
+ *
+ * @internal
  */
-export const linearizable: Invariant = {
-  name: "overlapping calls answer as some order of them that keeps their real-time order would",
-  rule: "§10.8",
-  check: () => undefined,
-};
-
-/** The `replayPath` of a token that replays a run of overlapping calls rather than a sequence. */
-const overlapReplay = "overlapping";
+export const overlapReplay = "overlapping";
 
 /** What a report adds to a counterexample whose calls did not fail when they were made again on a fresh queue. */
 const onceMore =
@@ -280,21 +272,27 @@ export function replayOptionsOf(options: ConformanceOptions): ReplayOptions {
   };
 }
 
-/** The name of the universe a check draws from. */
-function universeName(options: ConformanceOptions): string {
-  return (options.items ?? stringItems).name ?? "custom";
-}
-
-/** The delays each check's options allow: `any` for in-process checks, which can be given `NaN`; `finite` otherwise. */
-const delaysOf = new WeakMap<ConformanceOptions, Delays>();
-
 /**
- * The runs a check draws, as fast-check arbitraries: `fc.sample` of it with the check's `runs` and seed gives the
- * very runs its survey makes (the benchmarks plan them alone, to weigh the gate against its model).
+ * The name of the universe a check draws from.
  *
  * @internal
  */
-export function runsOf(options: ConformanceOptions, replayPath: string | undefined): fc.Arbitrary<Scenario> {
+export function universeName(options: ConformanceOptions): string {
+  return (options.items ?? stringItems).name ?? "custom";
+}
+
+/**
+ * The runs a check draws, as fast-check arbitraries: `fc.sample` of it with the check's `runs` and seed gives the
+ * very runs its survey makes (the benchmarks plan them alone, to weigh the gate against its model). `delays` are
+ * those the check's queues can be given: `any` in process, where `NaN` can be passed; `finite` otherwise.
+ *
+ * @internal
+ */
+export function runsOf(
+  options: ConformanceOptions,
+  replayPath: string | undefined,
+  delays: Delays = "finite",
+): fc.Arbitrary<Scenario> {
   const spec = {
     profile: options.profile ?? "robust",
     items: options.items ?? stringItems,
@@ -302,7 +300,7 @@ export function runsOf(options: ConformanceOptions, replayPath: string | undefin
     replayPath,
     finite: options.finiteMaxRetries ?? false,
     shutDown: options.shutDown,
-    time: options.time === true ? (delaysOf.get(options) ?? "finite") : undefined,
+    time: options.time === true ? delays : undefined,
   };
   const shape = options.shape ?? "all";
   if (shape === "both") return fc.oneof(scenario({ ...spec, shape: "few" }), scenario({ ...spec, shape: "many" }));
@@ -343,7 +341,20 @@ export function runsOf(options: ConformanceOptions, replayPath: string | undefin
  *
  * @public
  */
-export async function checkDriver(subject: Driver, options: ConformanceOptions = {}): Promise<ConformanceReport> {
+export function checkDriver(subject: Driver, options: ConformanceOptions = {}): Promise<ConformanceReport> {
+  return checkSequential(subject, options, "finite");
+}
+
+/**
+ * {@link checkDriver} for queues that can be given the delays `delays` allows (see {@link runsOf}).
+ *
+ * @internal
+ */
+export async function checkSequential(
+  subject: Driver,
+  options: ConformanceOptions,
+  delays: Delays,
+): Promise<ConformanceReport> {
   const profile = options.profile ?? "robust";
   const seen = new Set<string>();
   const driver = watched(subject, seen);
@@ -403,7 +414,7 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
   }
   let surveyed: SurveyResult | undefined;
   if (replay === undefined) {
-    const inputs = fc.sample(runsOf(options, undefined), { numRuns: options.runs ?? 100, seed });
+    const inputs = fc.sample(runsOf(options, undefined, delays), { numRuns: options.runs ?? 100, seed });
     surveyed = await survey(inputs, driver, verifyOptions, counted);
     if (surveyed.failing < 0) return { ...report(), runs, commands, verdict: "conforms" };
   }
@@ -411,7 +422,7 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
   let broken: { error: unknown } | undefined;
   // Made once the survey is over, its look-ahead runs read: only the work of shrinking is charged to it.
   const budget = new ShrinkBudget(limits.shrinkCalls, "calls", limits.shrinkTimeMs);
-  const property = fc.asyncProperty(runsOf(options, replay?.replayPath), async (input) => {
+  const property = fc.asyncProperty(runsOf(options, replay?.replayPath, delays), async (input) => {
     if (broken !== undefined) return; // the driver broke: pass at once, so fast-check neither shrinks nor goes on
     if (replay === undefined) budget.guard(); // the budget is spent: fast-check stops with the shortest so far
     const { plan, expected } = planOf(input);
@@ -499,125 +510,4 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
     replay: again,
   };
   return { ...failed(), counterexample };
-}
-
-/**
- * Checks that the queues `factory` makes answer as the model does and keep every invariant of [docs/spec.md §10](../../docs/spec.md#§10-invariants),
- * over `runs` random command sequences, each on a fresh queue. A failure is shrunk to a short counterexample.
- *
- * The factory's queues may answer plain values or promises. The check never throws for a queue that breaks the
- * rules; it reports. It throws when the factory itself or an option is broken.
- *
- * @param factory - Makes a fresh, empty queue from `{ maxRetries }`, once per run.
- * @param options - What to check and how (see {@link ConformanceOptions}).
- * @example
- * ```ts
- * import { checkConformance } from "workqueue-spec/properties";
- *
- * const report = await checkConformance((options) => new MyQueue(options), { profile: "contract", runs: 500 });
- * if (report.verdict !== "conforms") console.log(report.counterexample);
- * ```
- *
- * @public
- */
-export async function checkConformance<T>(
-  factory: SubjectFactory<T>,
-  options: ConformanceOptions = {},
-): Promise<ConformanceReport> {
-  const checked = { ...options, items: options.items ?? anyItems };
-  delaysOf.set(checked, "any");
-  const token = options.replay ?? process.env.WORKQUEUE_REPLAY;
-  const replay = token === undefined || token === "" ? undefined : decodeReplay(token);
-  if (replay?.replayPath === overlapReplay) {
-    assertSameOptions(replay, replayOptionsOf(checked));
-    const overlap = await overlapping(factory, checked, replay.seed, replay);
-    return overlapReport(overlap, checked, { runs: 0, commands: 0 }, replay.seed);
-  }
-  const report = await checkDriver(
-    inProcess(factory, {
-      shutDown: options.shutDown === true,
-      timeoutMs: options.timeoutMs ?? 5000,
-      time: options.time === true,
-    }),
-    checked,
-  );
-  if (report.verdict !== "conforms" || replay !== undefined) return report;
-  if (!(options.overlapping ?? (await answersPromises(factory, options.time === true)))) return report;
-  const overlap = await overlapping(factory, checked, report.seed, undefined);
-  return overlapReport(overlap, checked, report, report.seed);
-}
-
-/** Whether a fresh queue's `get` answers a promise: a queue that does is asynchronous, and its calls may overlap. */
-async function answersPromises<T>(factory: SubjectFactory<T>, time: boolean): Promise<boolean> {
-  const subject = await factory({ maxRetries: 1, ...(time ? { clock: new ClockModel() } : {}) });
-  const answer = subject.get();
-  if (!isThenable(answer)) return false;
-  await Promise.resolve(answer).then(undefined, () => undefined);
-  return true;
-}
-
-/** The overlapping runs of a check, or the one run at `path` of a replay. */
-function overlapping<T>(
-  factory: SubjectFactory<T>,
-  options: ConformanceOptions,
-  seed: number,
-  replay: Pick<Replay, "path" | "removals"> | undefined,
-): Promise<OverlappingReport> {
-  return checkOverlapping(factory, {
-    profile: options.profile,
-    runs: options.runs,
-    seed,
-    items: (options.items ?? anyItems).few,
-    finiteMaxRetries: options.finiteMaxRetries,
-    shrinkTimeMs: options.shrinkTimeMs,
-    timeoutMs: options.timeoutMs,
-    time: options.time,
-    path: replay?.path,
-    removals: replay?.removals,
-  });
-}
-
-/** The report of a check whose sequences conformed (or of a replay), with its overlapping runs. */
-function overlapReport(
-  overlap: OverlappingReport,
-  options: ConformanceOptions,
-  report: Pick<ConformanceReport, "runs" | "commands"> & Partial<ConformanceReport>,
-  seed: number,
-): ConformanceReport {
-  const base: ConformanceReport = {
-    verdict: "conforms",
-    profile: options.profile ?? "robust",
-    invariants,
-    seed,
-    items: universeName(options),
-    unchecked: [],
-    ...report,
-    overlapping: { runs: overlap.runs, commands: overlap.commands },
-  };
-  const found = overlap.counterexample;
-  if (found === undefined) return base;
-  const counterexample: Counterexample = {
-    invariant: linearizable,
-    detail: found.detail,
-    maxRetries: found.maxRetries,
-    steps: [],
-    shrinks: found.shrinks,
-    minimal: found.minimal,
-    ...(found.stoppedBy === undefined ? {} : { stoppedBy: found.stoppedBy }),
-    shrinkMs: found.shrinkMs,
-    shrinkCalls: options.shrinkCalls ?? defaultShrinkCalls,
-    shrinkTimeMs: options.shrinkTimeMs ?? defaultShrinkTimeMs,
-    shrinkRuns: overlap.runs,
-    shrinkCommands: overlap.commands,
-    replay: encodeReplay({
-      ...replayOptionsOf(options),
-      seed,
-      path: found.path,
-      replayPath: overlapReplay,
-      removals: found.removals,
-      minimal: found.minimal,
-    }),
-    overlapping: found.calls,
-  };
-  return { ...base, verdict: "does not conform", counterexample };
 }

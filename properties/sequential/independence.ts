@@ -7,7 +7,7 @@
  */
 import type { Plan } from "../core/commands.js";
 import { type Driver, type Observation, observeRun } from "../core/driver.js";
-import type { Invariant } from "../core/invariants.js";
+import type { Rule } from "../core/invariants.js";
 import { type Operation, sameAnswer, sameItem } from "../core/operation.js";
 import { showAnswer, showCall } from "../core/render.js";
 import { type VerifyOptions, type Violation, verify } from "../core/verify.js";
@@ -17,10 +17,9 @@ import { type VerifyOptions, type Violation, verify } from "../core/verify.js";
  *
  * @internal
  */
-export const independence: Invariant = {
+export const independence: Rule = {
   name: "each queue the factory makes starts empty and is independent of the others",
   rule: "§3.5",
-  check: () => undefined,
 };
 
 /** The `maxRetries` of the probe's queues: its second retry of the same item gives up. */

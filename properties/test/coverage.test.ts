@@ -7,7 +7,7 @@ import { WorkQueue } from "../../src/index.js";
 import type { Profile } from "../core/commands.js";
 import { Coverage } from "../core/coverage.js";
 import { anyItems } from "../core/universes.js";
-import { checkConformance } from "../sequential/conformance.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { seed } from "./settings.js";
 import { timedReference } from "./subjects.js";
 

@@ -10,7 +10,7 @@ import { type Invariant, invariants } from "../core/invariants.js";
 import { perform, type SubjectFactory } from "../core/subject.js";
 import { stringItems } from "../core/universes.js";
 import { type Violation, verifyStarted } from "../core/verify.js";
-import { checkConformance } from "../sequential/conformance.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { diagnose } from "../sequential/diagnose.js";
 import { probeIndependence, probePlan, twoItems } from "../sequential/independence.js";
 import { runs, seed, shape } from "./settings.js";

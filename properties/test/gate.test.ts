@@ -14,7 +14,7 @@ import { stringItems } from "../core/universes.js";
 import { conformanceTests } from "../report/conformance-tests.js";
 import { lifecycleTests } from "../report/lifecycle-tests.js";
 import { formatReport } from "../report/text.js";
-import { checkConformance } from "../sequential/conformance.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { runs, seed, shape } from "./settings.js";
 import { verbsOf } from "./subjects.js";
 import * as wrongQueues from "./wrong/queues.mjs";

@@ -8,7 +8,7 @@ import { describe, expect, test } from "vitest";
 import { WorkQueue } from "../../src/index.js";
 import { checkOverlapping, firstUnexplainedRound } from "../overlap/check-overlapping.js";
 import { formatReport } from "../report/text.js";
-import { checkConformance } from "../sequential/conformance.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { expectConforms, runs, seed } from "./settings.js";
 import { AddAnswersEarly, AsyncReference, GetReadsThenTakes } from "./wrong/async.js";
 

@@ -6,7 +6,7 @@ import { PostgresWorkQueue } from "../../src/postgres/index.js";
 import { migration } from "../../src/postgres/schema.js";
 import { stringItems } from "../core/universes.js";
 import { checkHistory } from "../history/check-history.js";
-import { checkConformance } from "../sequential/conformance.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { leaseSubject } from "./postgres/adapter.js";
 import { concurrentGets } from "./postgres/concurrent.js";
 import { freshName, freshSchema } from "./postgres/database.js";

@@ -6,7 +6,7 @@ import { expect, test } from "vitest";
 import { WorkQueue } from "../../src/index.js";
 import type { Profile } from "../core/commands.js";
 import { anyItems } from "../core/universes.js";
-import { checkConformance } from "../sequential/conformance.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { expectConforms, runs, seed, shape } from "./settings.js";
 import { verbsOf } from "./subjects.js";
 

@@ -10,7 +10,7 @@ import { expect, test } from "vitest";
 import type { Profile } from "../core/commands.js";
 import { invariants } from "../core/invariants.js";
 import type { SubjectFactory } from "../core/subject.js";
-import { checkConformance } from "../sequential/conformance.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { runs, seed, shape } from "./settings.js";
 import * as wrongQueues from "./wrong/queues.mjs";
 

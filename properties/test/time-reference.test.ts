@@ -6,7 +6,7 @@
 import { expect, test } from "vitest";
 import type { Profile } from "../core/commands.js";
 import { anyItems } from "../core/universes.js";
-import { checkConformance } from "../sequential/conformance.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { expectConforms, runs, seed } from "./settings.js";
 import { timedReference } from "./subjects.js";
 

@@ -5,7 +5,7 @@
 import { expect, test } from "vitest";
 import { stringItems } from "../core/universes.js";
 import { formatReport } from "../report/text.js";
-import { checkConformance } from "../sequential/conformance.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { seed } from "./settings.js";
 import { type TimedDefect, TimedQueue } from "./wrong/timed.js";
 
