@@ -10,8 +10,9 @@ import { loadFactory } from "../properties/core/load.js";
 import { anyItems, stringItems } from "../properties/core/universes.js";
 import { connect } from "../properties/protocol/driver.js";
 import { checkConformance } from "../properties/sequential/check-conformance.js";
-import { checkDriver, runsOf } from "../properties/sequential/conformance.js";
+import { checkDriver } from "../properties/sequential/conformance.js";
 import { planOf } from "../properties/sequential/plan.js";
+import { runsOf } from "../properties/sequential/runs.js";
 import { WorkQueue } from "../src/index.js";
 
 /** Commands checked per second, and how many were checked. */

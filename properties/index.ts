@@ -58,10 +58,6 @@ export { formatLifecycleReport } from "./report/lifecycle-text.js";
 export { formatReport } from "./report/text.js";
 export { runTrace, type TraceSubject, traceOf } from "./report/traces.js";
 export { checkConformance } from "./sequential/check-conformance.js";
-export {
-  type ConformanceOptions,
-  type ConformanceReport,
-  type Counterexample,
-  checkDriver,
-  type UncheckedView,
-} from "./sequential/conformance.js";
+export { checkDriver } from "./sequential/conformance.js";
+export type { ConformanceOptions } from "./sequential/options.js";
+export type { ConformanceReport, Counterexample, UncheckedView } from "./sequential/report.js";

@@ -6,7 +6,7 @@
 import { parseArgs } from "node:util";
 import type { Profile } from "../core/commands.js";
 import { anyItems, stringItems } from "../core/universes.js";
-import { type ConformanceOptions, replayOptionsOf } from "../sequential/conformance.js";
+import { type ConformanceOptions, replayOptionsOf } from "../sequential/options.js";
 import {
   checkArguments,
   checkOptions,

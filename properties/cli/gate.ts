@@ -16,7 +16,8 @@ import { toJunit } from "../report/junit.js";
 import type { GateOutcome } from "../report/outcome.js";
 import { formatReport, withoutEscapes } from "../report/text.js";
 import { checkConformance } from "../sequential/check-conformance.js";
-import { type ConformanceOptions, checkDriver, replayOptionsOf } from "../sequential/conformance.js";
+import { checkDriver } from "../sequential/conformance.js";
+import { type ConformanceOptions, replayOptionsOf } from "../sequential/options.js";
 import { checkReplay, oneLine, UsageError } from "./args.js";
 import { exitCodeHelp, exitCodes, failureOf } from "./exit-codes.js";
 import {

@@ -10,7 +10,7 @@ import { decodeReplay } from "../core/replay.js";
 import { anyItems } from "../core/universes.js";
 import { formatReport } from "../report/text.js";
 import { checkConformance } from "../sequential/check-conformance.js";
-import { type ConformanceOptions, replayOptionsOf } from "../sequential/conformance.js";
+import { type ConformanceOptions, replayOptionsOf } from "../sequential/options.js";
 import {
   type CheckArguments,
   checkArguments,

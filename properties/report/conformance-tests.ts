@@ -5,7 +5,7 @@ import { basename } from "node:path";
 import type { Profile } from "../core/commands.js";
 import type { SubjectFactory } from "../core/subject.js";
 import { checkConformance } from "../sequential/check-conformance.js";
-import type { ConformanceOptions } from "../sequential/conformance.js";
+import type { ConformanceOptions } from "../sequential/options.js";
 import { formatReport } from "./text.js";
 
 /**

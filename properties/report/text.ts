@@ -8,7 +8,7 @@ import { wrongViews } from "../core/invariants.js";
 import { sameAnswer } from "../core/operation.js";
 import { answersNothing, plural, showAnswer, showCall, showValue } from "../core/render.js";
 import type { Step } from "../core/verify.js";
-import { type ConformanceReport, type Counterexample, skippedChecks } from "../sequential/conformance.js";
+import { type ConformanceReport, type Counterexample, skippedChecks } from "../sequential/report.js";
 
 /** The views a step showed: `size 1, inFlight 0`. */
 function showViews(views: Views): string {

@@ -23,7 +23,7 @@
 import type { Answer, Operation } from "../core/operation.js";
 import { answersNothing, showAnswer, showValue } from "../core/render.js";
 import { capture, perform, type Subject } from "../core/subject.js";
-import type { Counterexample } from "../sequential/conformance.js";
+import type { Counterexample } from "../sequential/report.js";
 
 /**
  * A queue a trace can run on: the verbs, `shutDown` and all four views, synchronous.

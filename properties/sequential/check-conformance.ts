@@ -3,22 +3,14 @@
  * overlap, the check of overlapping calls (overlap/); one report composed of the two checks' reports.
  */
 import { ClockModel } from "../../model/index.js";
-import { inProcess } from "../core/driver.js";
+import { inProcess as inProcessDriver } from "../core/driver.js";
 import { invariants } from "../core/invariants.js";
-import { assertSameOptions, decodeReplay, encodeReplay, type Replay } from "../core/replay.js";
-import { defaultShrinkCalls, defaultShrinkTimeMs } from "../core/shrink-budget.js";
+import { encodeReplay, type Replay } from "../core/replay.js";
 import { isThenable, type SubjectFactory } from "../core/subject.js";
-import { anyItems } from "../core/universes.js";
 import { checkOverlapping, linearizable, type OverlappingReport } from "../overlap/check-overlapping.js";
-import {
-  type ConformanceOptions,
-  type ConformanceReport,
-  type Counterexample,
-  checkSequential,
-  overlapReplay,
-  replayOptionsOf,
-  universeName,
-} from "./conformance.js";
+import { checkSequential } from "./conformance.js";
+import { type ConformanceOptions, inProcess, type QualifiedOptions, qualify, tokenOptions } from "./options.js";
+import { type ConformanceReport, type Counterexample, overlapReplay } from "./report.js";
 
 /**
  * Checks that the queues `factory` makes answer as the model does and keep every invariant of [docs/spec.md §10](../../docs/spec.md#§10-invariants),
@@ -43,23 +35,16 @@ export async function checkConformance<T>(
   factory: SubjectFactory<T>,
   options: ConformanceOptions = {},
 ): Promise<ConformanceReport> {
-  const checked = { ...options, items: options.items ?? anyItems };
-  const token = options.replay ?? process.env.WORKQUEUE_REPLAY;
-  const replay = token === undefined || token === "" ? undefined : decodeReplay(token);
-  if (replay?.replayPath === overlapReplay) {
-    assertSameOptions(replay, replayOptionsOf(checked));
-    const overlap = await overlapping(factory, checked, replay.seed, replay);
-    return composed(notRun(checked, replay.seed), overlap, checked);
+  const qualified = qualify(options, inProcess);
+  if (qualified.replay?.replayPath === overlapReplay) {
+    const overlap = await overlapping(factory, qualified, qualified.replay);
+    return composed(notRun(qualified), overlap, qualified);
   }
-  const driver = inProcess(factory, {
-    shutDown: options.shutDown === true,
-    timeoutMs: options.timeoutMs ?? 5000,
-    time: options.time === true,
-  });
-  const report = await checkSequential(driver, checked, "any");
-  if (report.verdict !== "conforms" || replay !== undefined) return report;
-  if (!(options.overlapping ?? (await answersPromises(factory, options.time === true)))) return report;
-  return composed(report, await overlapping(factory, checked, report.seed, undefined), checked);
+  const { shutDown, timeoutMs, time } = qualified;
+  const report = await checkSequential(inProcessDriver(factory, { shutDown, timeoutMs, time }), qualified);
+  if (report.verdict !== "conforms" || qualified.replay !== undefined) return report;
+  if (!(qualified.overlapping ?? (await answersPromises(factory, time)))) return report;
+  return composed(report, await overlapping(factory, qualified, undefined), qualified);
 }
 
 /** Whether a fresh queue's `get` answers a promise: a queue that does is asynchronous, and its calls may overlap. */
@@ -74,15 +59,14 @@ async function answersPromises<T>(factory: SubjectFactory<T>, time: boolean): Pr
 /** The overlapping runs of a check, or the one run at `path` of a replay. */
 function overlapping<T>(
   factory: SubjectFactory<T>,
-  options: ConformanceOptions,
-  seed: number,
+  options: QualifiedOptions,
   replay: Pick<Replay, "path" | "removals"> | undefined,
 ): Promise<OverlappingReport> {
   return checkOverlapping(factory, {
     profile: options.profile,
     runs: options.runs,
-    seed,
-    items: (options.items ?? anyItems).few,
+    seed: options.seed,
+    items: options.items.few,
     finiteMaxRetries: options.finiteMaxRetries,
     shrinkTimeMs: options.shrinkTimeMs,
     timeoutMs: options.timeoutMs,
@@ -93,15 +77,15 @@ function overlapping<T>(
 }
 
 /** The sequential report of a replay of overlapping calls, which runs no sequence. */
-function notRun(options: ConformanceOptions, seed: number): ConformanceReport {
+function notRun(options: QualifiedOptions): ConformanceReport {
   return {
     verdict: "conforms",
-    profile: options.profile ?? "robust",
+    profile: options.profile,
     runs: 0,
     commands: 0,
     invariants,
-    seed,
-    items: universeName(options),
+    seed: options.seed,
+    items: options.universe,
     unchecked: [],
   };
 }
@@ -113,7 +97,7 @@ function notRun(options: ConformanceOptions, seed: number): ConformanceReport {
 function composed(
   sequential: ConformanceReport,
   overlap: OverlappingReport,
-  options: ConformanceOptions,
+  options: QualifiedOptions,
 ): ConformanceReport {
   const report = { ...sequential, overlapping: { runs: overlap.runs, commands: overlap.commands } };
   const found = overlap.counterexample;
@@ -127,13 +111,13 @@ function composed(
     minimal: found.minimal,
     ...(found.stoppedBy === undefined ? {} : { stoppedBy: found.stoppedBy }),
     shrinkMs: found.shrinkMs,
-    shrinkCalls: options.shrinkCalls ?? defaultShrinkCalls,
-    shrinkTimeMs: options.shrinkTimeMs ?? defaultShrinkTimeMs,
+    shrinkCalls: options.shrinkCalls,
+    shrinkTimeMs: options.shrinkTimeMs,
     shrinkRuns: overlap.runs,
     shrinkCommands: overlap.commands,
     replay: encodeReplay({
-      ...replayOptionsOf(options),
-      seed: sequential.seed,
+      ...tokenOptions(options),
+      seed: options.seed,
       path: found.path,
       replayPath: overlapReplay,
       removals: found.removals,

@@ -18,6 +18,7 @@ import { type VerifyOptions, type Violation, verify } from "../core/verify.js";
  * @internal
  */
 export const independence: Rule = {
+  id: "independent-queues",
   name: "each queue the factory makes starts empty and is independent of the others",
   rule: "§3.5",
 };
@@ -97,7 +98,7 @@ export async function probeIndependence(
   if (at < 0) return undefined;
   const prefix = plan.slice(0, at + 1);
   const against = (observations: Observation[]) =>
-    verify(prefix, probeRetries, (_, index) => observations[index] as Observation, options);
+    verify({ maxRetries: probeRetries, plan: prefix }, (_, index) => observations[index] as Observation, options);
   const strayed = (await against(second)) ?? (await against(first));
   // Both runs answered as the model does up to `at` only if the views they differ in are ones the model cannot
   // tell: nothing of §3.5 to report then.

@@ -78,7 +78,7 @@ export async function minimize(
     runs++;
     commands += plan.length;
     limits.budget?.charge(plan.length);
-    return verifyStarted(driver.start(maxRetries, plan, backoff), maxRetries, plan, options, backoff);
+    return verifyStarted(driver.start(maxRetries, plan, backoff), { maxRetries, backoff, plan }, options);
   };
   /** The plan of the shortest violation so far. */
   const planOfBest = (): Plan => best.steps.map((step) => step.operation);

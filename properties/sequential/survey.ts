@@ -46,7 +46,11 @@ export async function survey(
     startUpTo(k + (driver.lookahead ?? 0));
     const { plan, expected } = plans[k] as Planning;
     const run = started[k] as MaybePromise<Observe>;
-    const violation = await verifyStarted(run, input.maxRetries, plan, options, input.backoff, expected);
+    const violation = await verifyStarted(
+      run,
+      { maxRetries: input.maxRetries, backoff: input.backoff, plan, expected },
+      options,
+    );
     onRun(plan);
     if (violation !== undefined) {
       // The runs started ahead are read to their end now, so that shrinking, next, starts on an idle

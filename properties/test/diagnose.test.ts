@@ -38,7 +38,11 @@ const view = (queue: NaiveQueue, name: string, get: () => unknown) =>
 
 /** The violation a queue of `driver` shows on `plan`, found step by step as the gate finds it. */
 async function violationOf(driver: ReturnType<typeof inProcess>, plan: Plan, maxRetries = 3): Promise<Violation> {
-  const violation = await verifyStarted(driver.start(maxRetries, plan), maxRetries, plan, { compareMessages: false });
+  const violation = await verifyStarted(
+    driver.start(maxRetries, plan),
+    { maxRetries, plan },
+    { compareMessages: false },
+  );
   expect(violation).toBeDefined();
   return violation as Violation;
 }

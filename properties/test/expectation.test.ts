@@ -58,11 +58,8 @@ describe("verifying from the model's recorded answers", () => {
           const verified = (recorded?: readonly Expectation[]) =>
             verifyStarted(
               driver.start(input.maxRetries, plan),
-              input.maxRetries,
-              plan,
+              { maxRetries: input.maxRetries, plan, expected: recorded },
               { compareMessages },
-              undefined,
-              recorded,
             );
           const fast = await verified(expected);
           const stepwise = await verified(undefined);

@@ -15,7 +15,7 @@ import { main } from "../cli/gate.js";
 import { toJson } from "../report/json.js";
 import type { GateOutcome } from "../report/outcome.js";
 import { formatReport } from "../report/text.js";
-import type { ConformanceReport } from "../sequential/conformance.js";
+import type { ConformanceReport } from "../sequential/report.js";
 
 const root = new URL("../../", import.meta.url).pathname;
 const scratch = mkdtempSync(join(tmpdir(), "workqueue-reports-"));

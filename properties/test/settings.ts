@@ -8,7 +8,7 @@ import { assert } from "vitest";
 import { plural } from "../core/render.js";
 import { LifecycleViolation } from "../lifecycle/run.js";
 import { formatReport } from "../report/text.js";
-import type { ConformanceReport } from "../sequential/conformance.js";
+import type { ConformanceReport } from "../sequential/report.js";
 
 const env = process.env;
 
