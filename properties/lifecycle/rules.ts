@@ -5,8 +5,8 @@
 import type { Rule } from "../core/invariants.js";
 
 /**
- * A rule of the lifecycle: the sentence it checks and where docs/spec.md states it; its id is its key in
- * {@link lifecycleRules}.
+ * A rule of the lifecycle: the sentence it checks and where docs/spec.md states it; its id is its key in the
+ * check's record of rules (`fifo`, `drainExact`, …).
  *
  * @public
  */
