@@ -3,10 +3,14 @@
  *
  *   src/ (the queue)            imports nothing of ours
  *   model/ (the spec)           imports nothing of ours
- *   properties/engine/          imports model/ only
- *   properties/report/          imports engine/
- *   properties/protocol/        imports engine/
- *   properties/vectors/         imports model/, engine/ and protocol/ (the conformance vectors' generator)
+ *   properties/core/            imports model/ only: the vocabulary every check shares
+ *   properties/overlap/         imports core/: the check of overlapping calls
+ *   properties/sequential/      imports core/ and overlap/: the check of command sequences, and checkConformance
+ *   properties/lifecycle/       imports core/: the check of waiting takes, drains and aborts
+ *   properties/history/         imports nothing of ours: the check of distributed histories
+ *   properties/report/          imports core/ and the checks
+ *   properties/protocol/        imports core/
+ *   properties/vectors/         imports model/, core/ and protocol/ (the conformance vectors' generator)
  *   properties/cli/             imports all of the above, and src/ for `npm start`
  *   properties/test/            the suites: anything; nothing imports them
  */
@@ -30,23 +34,43 @@ module.exports = {
     layer("src/", "^(model|properties|bench)/", "the queue depends on nothing of ours"),
     layer("model/", "^(src|properties|bench)/", "the model never imports the implementation"),
     layer(
-      "properties/engine/",
-      "^(src|bench)/|^properties/(report|protocol|cli|test)/",
-      "the engine is the bottom of the oracle",
+      "properties/core/",
+      "^(src|bench)/|^properties/(sequential|overlap|lifecycle|history|report|protocol|vectors|cli|test)/",
+      "the core is the bottom of the oracle: every check shares it",
+    ),
+    layer(
+      "properties/overlap/",
+      "^(src|bench)/|^properties/(sequential|lifecycle|history|report|protocol|vectors|cli|test)/",
+      "the check of overlapping calls stands on the core alone",
+    ),
+    layer(
+      "properties/sequential/",
+      "^(src|bench)/|^properties/(lifecycle|history|report|protocol|vectors|cli|test)/",
+      "the sequential check stands on the core, and checkConformance adds the overlapping check's report to its own",
+    ),
+    layer(
+      "properties/lifecycle/",
+      "^(src|bench)/|^properties/(sequential|overlap|history|report|protocol|vectors|cli|test)/",
+      "the lifecycle check stands on the core alone",
+    ),
+    layer(
+      "properties/history/",
+      "^(src|bench)/|^properties/(core|sequential|overlap|lifecycle|report|protocol|vectors|cli|test)/",
+      "the history check judges logged events and needs nothing else of ours",
     ),
     layer(
       "properties/report/",
-      "^(src|bench)/|^properties/(protocol|cli|test)/",
-      "reports render what the engine found",
+      "^(src|bench)/|^properties/(protocol|vectors|cli|test)/",
+      "reports render what the checks found",
     ),
     layer(
       "properties/protocol/",
-      "^(src|bench)/|^properties/(report|cli|test)/",
-      "the protocol is a driver of the engine",
+      "^(src|bench)/|^properties/(sequential|overlap|lifecycle|history|report|vectors|cli|test)/",
+      "the protocol is a driver over the core's vocabulary",
     ),
     layer(
       "properties/vectors/",
-      "^(src|bench)/|^properties/(report|cli|test)/",
+      "^(src|bench)/|^properties/(sequential|overlap|lifecycle|history|report|cli|test)/",
       "the vectors are made from the model and replayed through the protocol's mapping",
     ),
     layer("properties/cli/", "^bench/|^properties/test/", "the command line is the top layer"),

@@ -5,12 +5,14 @@
  */
 import { fileURLToPath } from "node:url";
 import * as fc from "fast-check";
-import type { Profile } from "../properties/engine/commands.js";
-import { checkConformance, checkDriver, runsOf } from "../properties/engine/conformance.js";
-import { loadFactory } from "../properties/engine/load.js";
-import { planOf } from "../properties/engine/plan.js";
-import { anyItems, stringItems } from "../properties/engine/universes.js";
+import type { Profile } from "../properties/core/commands.js";
+import { loadFactory } from "../properties/core/load.js";
+import { anyItems, stringItems } from "../properties/core/universes.js";
 import { connect } from "../properties/protocol/driver.js";
+import { checkConformance } from "../properties/sequential/check-conformance.js";
+import { checkDriver } from "../properties/sequential/conformance.js";
+import { planOf } from "../properties/sequential/plan.js";
+import { runsOf } from "../properties/sequential/runs.js";
 import { WorkQueue } from "../src/index.js";
 
 /** Commands checked per second, and how many were checked. */

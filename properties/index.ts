@@ -10,29 +10,12 @@
  * @module workqueue-spec/properties
  */
 
-export { checkHistory, type HistoryEvent, type HistoryViolation } from "./distributed/check-history.js";
-export type { Shape } from "./engine/arbitraries.js";
-export { type BreachKind, ProtocolBreach, StartError } from "./engine/breach.js";
-export type { Profile } from "./engine/commands.js";
-export {
-  type ConformanceOptions,
-  type ConformanceReport,
-  type Counterexample,
-  checkConformance,
-  checkDriver,
-  type UncheckedView,
-} from "./engine/conformance.js";
-export type { Driver, Observation, Observe } from "./engine/driver.js";
-export { OptionError } from "./engine/errors.js";
-export type { Invariant, Views } from "./engine/invariants.js";
-export {
-  checkLifecycle,
-  type LifecycleCounterexample,
-  type LifecycleOptions,
-  type LifecycleReport,
-} from "./engine/lifecycle.js";
-export type { LifecycleRule } from "./engine/lifecycle-rules.js";
-export type { LifecycleFactory, LifecycleSubject, LifecycleWaitOptions } from "./engine/lifecycle-scenario.js";
+export type { Shape } from "./core/arbitraries.js";
+export { type BreachKind, ProtocolBreach, StartError } from "./core/breach.js";
+export type { Profile } from "./core/commands.js";
+export type { Driver, Observation, Observe } from "./core/driver.js";
+export { OptionError } from "./core/errors.js";
+export type { Invariant, Rule, Views } from "./core/invariants.js";
 export type {
   AddAfterOperation,
   AdvanceOperation,
@@ -45,18 +28,27 @@ export type {
   Operation,
   ShutDownOperation,
   ValueAnswer,
-} from "./engine/operation.js";
+} from "./core/operation.js";
+export type { ShrinkStop } from "./core/shrink-budget.js";
+export type { MaybePromise, Subject, SubjectClock, SubjectFactory, SubjectOptions } from "./core/subject.js";
+export { anyItems, type ItemUniverse, stringItems } from "./core/universes.js";
+export type { Step } from "./core/verify.js";
+export { checkHistory, type HistoryEvent, type HistoryViolation } from "./history/check-history.js";
+export {
+  checkLifecycle,
+  type LifecycleCounterexample,
+  type LifecycleOptions,
+  type LifecycleReport,
+} from "./lifecycle/check-lifecycle.js";
+export type { LifecycleRule } from "./lifecycle/rules.js";
+export type { LifecycleFactory, LifecycleSubject, LifecycleWaitOptions } from "./lifecycle/scenario.js";
 export {
   checkOverlapping,
   type OverlapCall,
   type OverlapCounterexample,
   type OverlappingOptions,
   type OverlappingReport,
-} from "./engine/overlap.js";
-export type { ShrinkStop } from "./engine/shrink-budget.js";
-export type { MaybePromise, Subject, SubjectClock, SubjectFactory, SubjectOptions } from "./engine/subject.js";
-export { anyItems, type ItemUniverse, stringItems } from "./engine/universes.js";
-export type { Step } from "./engine/verify.js";
+} from "./overlap/check-overlapping.js";
 export { type ConnectOptions, connect, type ProtocolDriver } from "./protocol/driver.js";
 export { type JsonSchema, type ReplyKind, type RequestOp, replySchemas, requestSchemas } from "./protocol/schema.js";
 export { serve } from "./protocol/serve.js";
@@ -65,3 +57,7 @@ export { lifecycleTests } from "./report/lifecycle-tests.js";
 export { formatLifecycleReport } from "./report/lifecycle-text.js";
 export { formatReport } from "./report/text.js";
 export { runTrace, type TraceSubject, traceOf } from "./report/traces.js";
+export { checkConformance } from "./sequential/check-conformance.js";
+export { checkDriver } from "./sequential/conformance.js";
+export type { ConformanceOptions } from "./sequential/options.js";
+export type { ConformanceReport, Counterexample, UncheckedView } from "./sequential/report.js";

@@ -6,8 +6,8 @@
  * `--replay` token made under other options, checked before anything is started.
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import type { Profile } from "../engine/commands.js";
-import { decodeReplay, differingOption, type ReplayOptions } from "../engine/replay.js";
+import type { Profile } from "../core/commands.js";
+import { decodeReplay, differingOption, type ReplayOptions } from "../core/replay.js";
 
 /** A bad command line: the entry point prints its message and "see --help", and exits with the usage-error code. */
 export class UsageError extends Error {

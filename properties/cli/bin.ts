@@ -3,7 +3,7 @@
  * The entry point of `workqueue-conformance`: checks that the gate's peers are installed, runs the gate and exits
  * with its code — the one `process.exit`.
  */
-import { missingPeers, missingPeersMessage } from "../engine/peers.js";
+import { missingPeers, missingPeersMessage } from "../core/peers.js";
 import { exitCodes } from "./exit-codes.js";
 
 let code: number;

@@ -1,5 +1,5 @@
-import { ProtocolBreach, StartError } from "../engine/breach.js";
-import { OptionError } from "../engine/errors.js";
+import { ProtocolBreach, StartError } from "../core/breach.js";
+import { OptionError } from "../core/errors.js";
 import { UsageError } from "./args.js";
 
 /**

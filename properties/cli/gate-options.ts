@@ -4,9 +4,9 @@
  * starts, and the command that replays a counterexample with every option that decided the run.
  */
 import { parseArgs } from "node:util";
-import type { Profile } from "../engine/commands.js";
-import { type ConformanceOptions, replayOptionsOf } from "../engine/conformance.js";
-import { anyItems, stringItems } from "../engine/universes.js";
+import type { Profile } from "../core/commands.js";
+import { anyItems, stringItems } from "../core/universes.js";
+import { type ConformanceOptions, replayOptionsOf } from "../sequential/options.js";
 import {
   checkArguments,
   checkOptions,

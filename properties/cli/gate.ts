@@ -5,17 +5,19 @@
  */
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { type ProtocolBreach, StartError } from "../engine/breach.js";
-import { type ConformanceOptions, checkConformance, checkDriver, replayOptionsOf } from "../engine/conformance.js";
-import { type Driver, inProcess } from "../engine/driver.js";
-import { loadFactory } from "../engine/load.js";
-import { plural } from "../engine/render.js";
-import type { SubjectFactory } from "../engine/subject.js";
+import { type ProtocolBreach, StartError } from "../core/breach.js";
+import { type Driver, inProcess } from "../core/driver.js";
+import { loadFactory } from "../core/load.js";
+import { plural } from "../core/render.js";
+import type { SubjectFactory } from "../core/subject.js";
 import { connect, protocolLines } from "../protocol/driver.js";
 import { toJson } from "../report/json.js";
 import { toJunit } from "../report/junit.js";
 import type { GateOutcome } from "../report/outcome.js";
 import { formatReport, withoutEscapes } from "../report/text.js";
+import { checkConformance } from "../sequential/check-conformance.js";
+import { checkDriver } from "../sequential/conformance.js";
+import { type ConformanceOptions, replayOptionsOf } from "../sequential/options.js";
 import { checkReplay, oneLine, UsageError } from "./args.js";
 import { exitCodeHelp, exitCodes, failureOf } from "./exit-codes.js";
 import {

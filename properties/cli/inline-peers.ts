@@ -4,6 +4,6 @@
  */
 import * as ajv from "ajv";
 import * as fc from "fast-check";
-import { inlinePeers } from "../engine/peers.js";
+import { inlinePeers } from "../core/peers.js";
 
 inlinePeers({ ajv, "fast-check": fc });

@@ -3,13 +3,14 @@
  * report. A thin shell over {@link checkConformance}: the shared argument parser, output, and the shared exit codes.
  */
 import { WorkQueue } from "../../src/index.js";
-import type { Profile } from "../engine/commands.js";
-import { type ConformanceOptions, checkConformance, replayOptionsOf } from "../engine/conformance.js";
-import { Coverage, reachable } from "../engine/coverage.js";
-import { plural } from "../engine/render.js";
-import { decodeReplay } from "../engine/replay.js";
-import { anyItems } from "../engine/universes.js";
+import type { Profile } from "../core/commands.js";
+import { Coverage, reachable } from "../core/coverage.js";
+import { plural } from "../core/render.js";
+import { decodeReplay } from "../core/replay.js";
+import { anyItems } from "../core/universes.js";
 import { formatReport } from "../report/text.js";
+import { checkConformance } from "../sequential/check-conformance.js";
+import { type ConformanceOptions, replayOptionsOf } from "../sequential/options.js";
 import {
   type CheckArguments,
   checkArguments,

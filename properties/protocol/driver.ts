@@ -4,11 +4,11 @@
  * run in one write when pipelining, or one request at a time in lock step.
  */
 
-import { ProtocolBreach } from "../engine/breach.js";
-import type { Driver, Observation, Observe } from "../engine/driver.js";
-import type { Views } from "../engine/invariants.js";
-import type { Answer, Backoff, Operation } from "../engine/operation.js";
-import type { Step } from "../engine/verify.js";
+import { ProtocolBreach } from "../core/breach.js";
+import type { Driver, Observation, Observe } from "../core/driver.js";
+import type { Views } from "../core/invariants.js";
+import type { Answer, Backoff, Operation } from "../core/operation.js";
+import type { Step } from "../core/verify.js";
 import { describeErrors, type RequestOp, replyTo, validators } from "./schema.js";
 import { Session } from "./session.js";
 

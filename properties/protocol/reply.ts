@@ -3,7 +3,7 @@
  * protocol's requests to the spec's verbs and from their answers back to replies. `serve` answers the wire with it,
  * and the conformance vectors (properties/vectors/) are generated and replayed with it.
  */
-import { readView, type Subject } from "../engine/subject.js";
+import { readView, type Subject } from "../core/subject.js";
 
 /**
  * A call of protocol v1 on a queue that exists: every request but `hello` and `new`, which make no call on it.

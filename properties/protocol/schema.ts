@@ -4,7 +4,7 @@
  * JSON object on one line of its stdout.
  */
 import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
-import { loadPeer } from "../engine/peers.js";
+import { loadPeer } from "../core/peers.js";
 
 /** The schema dialect of every message schema. */
 const dialect = "http://json-schema.org/draft-07/schema#";

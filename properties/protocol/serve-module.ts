@@ -2,8 +2,8 @@
  * `node serve-module.js <module> [export]`: serves the queue factory a JavaScript module exports over protocol v1
  * on stdin and stdout, so that `workqueue-conformance -- node serve-module.js <module>` checks it over the wire.
  */
-import { loadFactory } from "../engine/load.js";
-import type { SubjectFactory } from "../engine/subject.js";
+import { loadFactory } from "../core/load.js";
+import type { SubjectFactory } from "../core/subject.js";
 import { serve } from "./serve.js";
 
 const [file, name] = process.argv.slice(2);

@@ -5,7 +5,7 @@
  */
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
-import type { Subject, SubjectFactory } from "../engine/subject.js";
+import type { Subject, SubjectFactory } from "../core/subject.js";
 import { type CallRequest, replyOf } from "./reply.js";
 import { validators } from "./schema.js";
 

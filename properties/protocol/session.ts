@@ -5,8 +5,8 @@
  * implementation for its own stall.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { type BreachKind, ProtocolBreach, StartError } from "../engine/breach.js";
-import { Deadline } from "../engine/deadline.js";
+import { type BreachKind, ProtocolBreach, StartError } from "../core/breach.js";
+import { Deadline } from "../core/deadline.js";
 
 /** Requests written together, waiting for their replies. */
 interface Batch {

@@ -2,9 +2,10 @@
  * The one-line helper that adds the conformance check to someone else's test suite.
  */
 import { basename } from "node:path";
-import type { Profile } from "../engine/commands.js";
-import { type ConformanceOptions, checkConformance } from "../engine/conformance.js";
-import type { SubjectFactory } from "../engine/subject.js";
+import type { Profile } from "../core/commands.js";
+import type { SubjectFactory } from "../core/subject.js";
+import { checkConformance } from "../sequential/check-conformance.js";
+import type { ConformanceOptions } from "../sequential/options.js";
 import { formatReport } from "./text.js";
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The gate's JSON report, for programs.
  */
-import { showCall } from "../engine/render.js";
+import { showCall } from "../core/render.js";
 import { type GateOutcome, verdictOf } from "./outcome.js";
 
 /** The version of the JSON report's format, `formatVersion` (see report.schema.json). */

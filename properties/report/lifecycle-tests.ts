@@ -1,8 +1,8 @@
 /**
  * The one-line helper that adds the lifecycle check to someone else's test suite.
  */
-import { checkLifecycle, type LifecycleOptions } from "../engine/lifecycle.js";
-import type { LifecycleFactory } from "../engine/lifecycle-scenario.js";
+import { checkLifecycle, type LifecycleOptions } from "../lifecycle/check-lifecycle.js";
+import type { LifecycleFactory } from "../lifecycle/scenario.js";
 import { callSite, labelled, type TestFunction, type TestsOptions, vitestReplay } from "./conformance-tests.js";
 import { formatLifecycleReport } from "./lifecycle-text.js";
 

@@ -2,8 +2,9 @@
  * The lifecycle report as text: the verdict, and on failure the rule, the interleaving, the scheduler's report, the
  * run's input, the seed and how to replay it.
  */
-import type { LifecycleReport } from "../engine/lifecycle.js";
-import { plural } from "../engine/render.js";
+
+import { plural } from "../core/render.js";
+import type { LifecycleReport } from "../lifecycle/check-lifecycle.js";
 
 /**
  * Renders a lifecycle report for a person: one line when the queue conforms; otherwise the broken rule, the calls

@@ -1,8 +1,8 @@
 /**
  * The outcome of one run of the gate, the input of every machine-readable report.
  */
-import type { ProtocolBreach } from "../engine/breach.js";
-import type { ConformanceReport } from "../engine/conformance.js";
+import type { ProtocolBreach } from "../core/breach.js";
+import type { ConformanceReport } from "../sequential/report.js";
 
 /** The outcome of one gate run: a report, the breach that stopped it, or the error that kept it from starting. */
 export interface GateOutcome {

@@ -2,12 +2,13 @@
  * Reports in words: a counterexample as numbered calls in the spec's verbs, the broken invariant and how to replay
  * it; a passing check as one line of figures.
  */
-import { type ConformanceReport, type Counterexample, skippedChecks } from "../engine/conformance.js";
-import type { Views } from "../engine/invariants.js";
-import { wrongViews } from "../engine/invariants.js";
-import { sameAnswer } from "../engine/operation.js";
-import { answersNothing, plural, showAnswer, showCall, showValue } from "../engine/render.js";
-import type { Step } from "../engine/verify.js";
+
+import type { Views } from "../core/invariants.js";
+import { wrongViews } from "../core/invariants.js";
+import { sameAnswer } from "../core/operation.js";
+import { answersNothing, plural, showAnswer, showCall, showValue } from "../core/render.js";
+import type { Step } from "../core/verify.js";
+import { type ConformanceReport, type Counterexample, skippedChecks } from "../sequential/report.js";
 
 /** The views a step showed: `size 1, inFlight 0`. */
 function showViews(views: Views): string {

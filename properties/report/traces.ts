@@ -19,10 +19,11 @@
  * Calls: `new maxRetries=N`, `add X`, `get`, `done X`, `retry X`, `forget X`, `shutDown`, and the views `size`,
  * `inFlight`, `failures X`, `shuttingDown`. `X` is JSON, or `undefined` or `NaN`. Answers: nothing, a value, or `throws TypeError: …`.
  */
-import type { Counterexample } from "../engine/conformance.js";
-import type { Answer, Operation } from "../engine/operation.js";
-import { answersNothing, showAnswer, showValue } from "../engine/render.js";
-import { capture, perform, type Subject } from "../engine/subject.js";
+
+import type { Answer, Operation } from "../core/operation.js";
+import { answersNothing, showAnswer, showValue } from "../core/render.js";
+import { capture, perform, type Subject } from "../core/subject.js";
+import type { Counterexample } from "../sequential/report.js";
 
 /**
  * A queue a trace can run on: the verbs, `shutDown` and all four views, synchronous.

@@ -4,10 +4,10 @@
  */
 import { expect, test } from "vitest";
 import { WorkQueue } from "../../src/index.js";
-import type { Profile } from "../engine/commands.js";
-import { checkConformance } from "../engine/conformance.js";
-import { Coverage } from "../engine/coverage.js";
-import { anyItems } from "../engine/universes.js";
+import type { Profile } from "../core/commands.js";
+import { Coverage } from "../core/coverage.js";
+import { anyItems } from "../core/universes.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { seed } from "./settings.js";
 import { timedReference } from "./subjects.js";
 

@@ -1,9 +1,9 @@
 /**
- * The deadline of a reply or a call (properties/engine/deadline.ts) counts only time in which the event loop was
+ * The deadline of a reply or a call (properties/core/deadline.ts) counts only time in which the event loop was
  * free to read an answer: a stall is never charged, a silent wait is, and progress starts the count again.
  */
 import { afterEach, expect, test, vi } from "vitest";
-import { Deadline, tickMs } from "../engine/deadline.js";
+import { Deadline, tickMs } from "../core/deadline.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const stall = (ms: number) => {

@@ -8,11 +8,11 @@ import * as fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { backoffModel, ClockModel, WaitingModel, WorkQueueModel } from "../../model/index.js";
 import { type RateLimiter, VirtualClock, WorkQueue } from "../../src/index.js";
-import { scenario } from "../engine/arbitraries.js";
-import { planOf } from "../engine/plan.js";
-import { perform } from "../engine/subject.js";
-import { stringItems } from "../engine/universes.js";
-import { modelOf } from "../engine/verify.js";
+import { scenario } from "../core/arbitraries.js";
+import { perform } from "../core/subject.js";
+import { stringItems } from "../core/universes.js";
+import { modelOf } from "../core/verify.js";
+import { planOf } from "../sequential/plan.js";
 import { params } from "./settings.js";
 import { flush, track } from "./turns.js";
 

@@ -1,18 +1,18 @@
 /**
- * The gate's last steps on a failure (properties/engine/diagnose.ts and independence.ts): what a wrong size means,
+ * The gate's last steps on a failure (properties/sequential/diagnose.ts and independence.ts): what a wrong size means,
  * told by draining a fresh queue given the same calls, and whether a factory's queues keep to themselves.
  */
 import { expect, test } from "vitest";
 import { WorkQueueModel } from "../../model/index.js";
-import type { Plan } from "../engine/commands.js";
-import { checkConformance } from "../engine/conformance.js";
-import { diagnose } from "../engine/diagnose.js";
-import { inProcess } from "../engine/driver.js";
-import { probeIndependence, probePlan, twoItems } from "../engine/independence.js";
-import { type Invariant, invariants } from "../engine/invariants.js";
-import { perform, type SubjectFactory } from "../engine/subject.js";
-import { stringItems } from "../engine/universes.js";
-import { type Violation, verifyStarted } from "../engine/verify.js";
+import type { Plan } from "../core/commands.js";
+import { inProcess } from "../core/driver.js";
+import { type Invariant, invariants } from "../core/invariants.js";
+import { perform, type SubjectFactory } from "../core/subject.js";
+import { stringItems } from "../core/universes.js";
+import { type Violation, verifyStarted } from "../core/verify.js";
+import { checkConformance } from "../sequential/check-conformance.js";
+import { diagnose } from "../sequential/diagnose.js";
+import { probeIndependence, probePlan, twoItems } from "../sequential/independence.js";
 import { runs, seed, shape } from "./settings.js";
 import * as wrongQueues from "./wrong/queues.mjs";
 
@@ -38,7 +38,11 @@ const view = (queue: NaiveQueue, name: string, get: () => unknown) =>
 
 /** The violation a queue of `driver` shows on `plan`, found step by step as the gate finds it. */
 async function violationOf(driver: ReturnType<typeof inProcess>, plan: Plan, maxRetries = 3): Promise<Violation> {
-  const violation = await verifyStarted(driver.start(maxRetries, plan), maxRetries, plan, { compareMessages: false });
+  const violation = await verifyStarted(
+    driver.start(maxRetries, plan),
+    { maxRetries, plan },
+    { compareMessages: false },
+  );
   expect(violation).toBeDefined();
   return violation as Violation;
 }

@@ -1,18 +1,18 @@
 /**
- * Verifying from the model's answers recorded while planning (properties/engine/expectation.ts) finds exactly what
+ * Verifying from the model's answers recorded while planning (properties/core/expectation.ts) finds exactly what
  * verifying every step on the model finds: the same violation, at the same step, with the same trace; and a step
  * meets its expectation only when it equals the model's answer and every view it shows.
  */
 import * as fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { WorkQueue } from "../../src/index.js";
-import { scenario } from "../engine/arbitraries.js";
-import { inProcess, type Observation } from "../engine/driver.js";
-import { type Expectation, meets } from "../engine/expectation.js";
-import { planOf } from "../engine/plan.js";
-import { perform } from "../engine/subject.js";
-import { anyItems } from "../engine/universes.js";
-import { modelOf, verifyStarted } from "../engine/verify.js";
+import { scenario } from "../core/arbitraries.js";
+import { inProcess, type Observation } from "../core/driver.js";
+import { type Expectation, meets } from "../core/expectation.js";
+import { perform } from "../core/subject.js";
+import { anyItems } from "../core/universes.js";
+import { modelOf, verifyStarted } from "../core/verify.js";
+import { planOf } from "../sequential/plan.js";
 import { params } from "./settings.js";
 import * as wrong from "./wrong/queues.mjs";
 
@@ -58,11 +58,8 @@ describe("verifying from the model's recorded answers", () => {
           const verified = (recorded?: readonly Expectation[]) =>
             verifyStarted(
               driver.start(input.maxRetries, plan),
-              input.maxRetries,
-              plan,
+              { maxRetries: input.maxRetries, plan, expected: recorded },
               { compareMessages },
-              undefined,
-              recorded,
             );
           const fast = await verified(expected);
           const stepwise = await verified(undefined);

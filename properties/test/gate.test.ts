@@ -5,16 +5,16 @@
  */
 import { describe, expect, test } from "vitest";
 import { WorkQueue } from "../../src/index.js";
-import { ProtocolBreach } from "../engine/breach.js";
-import type { Profile } from "../engine/commands.js";
-import { checkConformance } from "../engine/conformance.js";
-import { OptionError } from "../engine/errors.js";
-import { invariants } from "../engine/invariants.js";
-import type { SubjectFactory } from "../engine/subject.js";
-import { stringItems } from "../engine/universes.js";
+import { ProtocolBreach } from "../core/breach.js";
+import type { Profile } from "../core/commands.js";
+import { OptionError } from "../core/errors.js";
+import { invariants } from "../core/invariants.js";
+import type { SubjectFactory } from "../core/subject.js";
+import { stringItems } from "../core/universes.js";
 import { conformanceTests } from "../report/conformance-tests.js";
 import { lifecycleTests } from "../report/lifecycle-tests.js";
 import { formatReport } from "../report/text.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { runs, seed, shape } from "./settings.js";
 import { verbsOf } from "./subjects.js";
 import * as wrongQueues from "./wrong/queues.mjs";

@@ -1,9 +1,9 @@
 /**
- * checkHistory (properties/distributed/check-history.ts) on hand-written histories: a valid one passes, and each
+ * checkHistory (properties/history/check-history.ts) on hand-written histories: a valid one passes, and each
  * rule, broken alone, is reported by name; calls whose answers were lost are not held against the queue.
  */
 import { expect, test } from "vitest";
-import { checkHistory, type HistoryEvent } from "../distributed/check-history.js";
+import { checkHistory, type HistoryEvent } from "../history/check-history.js";
 
 const add = (key: string, at: number): HistoryEvent => ({ op: "add", key, startedAt: at, endedAt: at + 1 });
 const lease = (key: string, token: number, at: number, expiresAt = at + 1000): HistoryEvent => ({

@@ -6,9 +6,9 @@
  */
 import { afterEach, expect, test, vi } from "vitest";
 import { WorkQueue } from "../../src/index.js";
-import { OptionError } from "../engine/errors.js";
-import { checkLifecycle } from "../engine/lifecycle.js";
-import { lifecycleRules } from "../engine/lifecycle-rules.js";
+import { OptionError } from "../core/errors.js";
+import { checkLifecycle } from "../lifecycle/check-lifecycle.js";
+import { lifecycleRules } from "../lifecycle/rules.js";
 import { lifecycleTests } from "../report/lifecycle-tests.js";
 import { seed } from "./settings.js";
 import { EarlyDrain, NewestTakeFirst } from "./wrong/lifecycle.js";

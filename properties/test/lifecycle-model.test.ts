@@ -13,7 +13,7 @@ import {
   workerCalls,
   workerStops,
 } from "../../model/index.js";
-import { maxRetries } from "../engine/arbitraries.js";
+import { maxRetries } from "../core/arbitraries.js";
 import { params } from "./settings.js";
 
 const model = () => new LifecycleModel<string>({ maxRetries: 3 });

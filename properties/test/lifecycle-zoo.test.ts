@@ -4,8 +4,8 @@
  * seed and a replay token that fails the same way.
  */
 import { describe, expect, test } from "vitest";
-import { checkLifecycle } from "../engine/lifecycle.js";
-import type { LifecycleRule } from "../engine/lifecycle-rules.js";
+import { checkLifecycle } from "../lifecycle/check-lifecycle.js";
+import type { LifecycleRule } from "../lifecycle/rules.js";
 import { formatLifecycleReport } from "../report/lifecycle-text.js";
 import { runs, seed } from "./settings.js";
 import { lifecycleZoo } from "./wrong/lifecycle.js";

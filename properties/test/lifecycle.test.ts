@@ -6,7 +6,7 @@
  */
 import { assert, expect, test } from "vitest";
 import { WorkQueue } from "../../src/index.js";
-import { checkLifecycle, type LifecycleReport } from "../engine/lifecycle.js";
+import { checkLifecycle, type LifecycleReport } from "../lifecycle/check-lifecycle.js";
 import { formatLifecycleReport } from "../report/lifecycle-text.js";
 import { runs, seed } from "./settings.js";
 

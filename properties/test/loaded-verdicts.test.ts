@@ -9,7 +9,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { main } from "../cli/gate.js";
-import { checkConformance } from "../engine/conformance.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { lostDirtyMark } from "./wrong/queues.mjs";
 
 const root = new URL("../../", import.meta.url).pathname;

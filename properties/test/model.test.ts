@@ -5,11 +5,11 @@
 import * as fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { type ModelSnapshot, WorkQueueModel } from "../../model/index.js";
-import { scenario } from "../engine/arbitraries.js";
-import type { Operation } from "../engine/operation.js";
-import { planOf } from "../engine/plan.js";
-import { perform } from "../engine/subject.js";
-import { anyItems } from "../engine/universes.js";
+import { scenario } from "../core/arbitraries.js";
+import type { Operation } from "../core/operation.js";
+import { perform } from "../core/subject.js";
+import { anyItems } from "../core/universes.js";
+import { planOf } from "../sequential/plan.js";
 import { params } from "./settings.js";
 
 /** A model reached by a random sequence of calls (robust profile, shutdown included), and that sequence. */

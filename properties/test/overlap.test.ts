@@ -1,14 +1,14 @@
 /**
- * Overlapping calls (docs/spec.md §10.8, properties/engine/overlap.ts): an asynchronous queue that is correct
+ * Overlapping calls (docs/spec.md §10.8, properties/overlap/check-overlapping.ts): an asynchronous queue that is correct
  * conforms; the wrong ones of properties/test/wrong/async.ts, which answer exactly as the model when awaited one
  * call at a time, are rejected by checkConformance with a short counterexample that shows the overlapping calls,
  * and their tokens replay it exactly.
  */
 import { describe, expect, test } from "vitest";
 import { WorkQueue } from "../../src/index.js";
-import { checkConformance } from "../engine/conformance.js";
-import { checkOverlapping, firstUnexplainedRound } from "../engine/overlap.js";
+import { checkOverlapping, firstUnexplainedRound } from "../overlap/check-overlapping.js";
 import { formatReport } from "../report/text.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { expectConforms, runs, seed } from "./settings.js";
 import { AddAnswersEarly, AsyncReference, GetReadsThenTakes } from "./wrong/async.js";
 

@@ -5,7 +5,7 @@
 import pg from "pg";
 import { afterAll, expect, test } from "vitest";
 import { PostgresWorkQueue } from "../../src/postgres/index.js";
-import { checkHistory } from "../distributed/check-history.js";
+import { checkHistory } from "../history/check-history.js";
 import { concurrentGets } from "./postgres/concurrent.js";
 import { databaseUrl, freshName, freshSchema } from "./postgres/database.js";
 

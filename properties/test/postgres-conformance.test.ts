@@ -4,10 +4,10 @@
  */
 import { test } from "vitest";
 import { PostgresWorkQueue } from "../../src/postgres/index.js";
-import type { Profile } from "../engine/commands.js";
-import { checkConformance } from "../engine/conformance.js";
-import type { SubjectOptions } from "../engine/subject.js";
-import { stringItems } from "../engine/universes.js";
+import type { Profile } from "../core/commands.js";
+import type { SubjectOptions } from "../core/subject.js";
+import { stringItems } from "../core/universes.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { leaseSubject } from "./postgres/adapter.js";
 import { freshName, freshSchema } from "./postgres/database.js";
 import { expectConforms, runs, seed } from "./settings.js";

@@ -4,7 +4,7 @@
  */
 import * as fc from "fast-check";
 import { assert, expect, test } from "vitest";
-import { checkHistory } from "../distributed/check-history.js";
+import { checkHistory } from "../history/check-history.js";
 import { freshSchema } from "./postgres/database.js";
 import { expiryHistory } from "./postgres/expiry-history.js";
 import { checkLeases } from "./postgres/leases.js";

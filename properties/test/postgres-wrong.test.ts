@@ -4,9 +4,9 @@
 import { describe, expect, test } from "vitest";
 import { PostgresWorkQueue } from "../../src/postgres/index.js";
 import { migration } from "../../src/postgres/schema.js";
-import { checkHistory } from "../distributed/check-history.js";
-import { checkConformance } from "../engine/conformance.js";
-import { stringItems } from "../engine/universes.js";
+import { stringItems } from "../core/universes.js";
+import { checkHistory } from "../history/check-history.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { leaseSubject } from "./postgres/adapter.js";
 import { concurrentGets } from "./postgres/concurrent.js";
 import { freshName, freshSchema } from "./postgres/database.js";

@@ -4,9 +4,9 @@
  */
 import { expect, test } from "vitest";
 import { WorkQueue } from "../../src/index.js";
-import type { Profile } from "../engine/commands.js";
-import { checkConformance } from "../engine/conformance.js";
-import { anyItems } from "../engine/universes.js";
+import type { Profile } from "../core/commands.js";
+import { anyItems } from "../core/universes.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { expectConforms, runs, seed, shape } from "./settings.js";
 import { verbsOf } from "./subjects.js";
 

@@ -12,10 +12,10 @@ import { Ajv } from "ajv";
 import { describe, expect, test } from "vitest";
 import { validateXML } from "xmllint-wasm";
 import { main } from "../cli/gate.js";
-import type { ConformanceReport } from "../engine/conformance.js";
 import { toJson } from "../report/json.js";
 import type { GateOutcome } from "../report/outcome.js";
 import { formatReport } from "../report/text.js";
+import type { ConformanceReport } from "../sequential/report.js";
 
 const root = new URL("../../", import.meta.url).pathname;
 const scratch = mkdtempSync(join(tmpdir(), "workqueue-reports-"));

@@ -5,10 +5,10 @@
  */
 import * as fc from "fast-check";
 import { assert } from "vitest";
-import type { ConformanceReport } from "../engine/conformance.js";
-import { LifecycleViolation } from "../engine/lifecycle-run.js";
-import { plural } from "../engine/render.js";
+import { plural } from "../core/render.js";
+import { LifecycleViolation } from "../lifecycle/run.js";
 import { formatReport } from "../report/text.js";
+import type { ConformanceReport } from "../sequential/report.js";
 
 const env = process.env;
 

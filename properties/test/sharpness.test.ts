@@ -5,7 +5,7 @@
  */
 import * as fc from "fast-check";
 import { expect, test } from "vitest";
-import { LifecycleViolation } from "../engine/lifecycle-run.js";
+import { LifecycleViolation } from "../lifecycle/run.js";
 import { lifecycle } from "./lifecycle/invariants.js";
 import { runWorkersScenario, workersScenario } from "./lifecycle/workers.js";
 import { scheduledParams } from "./settings.js";

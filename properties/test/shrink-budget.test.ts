@@ -1,10 +1,10 @@
 /**
- * The shrinking budget (properties/engine/shrink-budget.ts): work, counted, stops shrinking the same way on any
+ * The shrinking budget (properties/core/shrink-budget.ts): work, counted, stops shrinking the same way on any
  * machine; time is only a safety net; the first attempt always runs; fast-check is interrupted, not failed.
  */
 import * as fc from "fast-check";
 import { expect, test } from "vitest";
-import { ShrinkBudget } from "../engine/shrink-budget.js";
+import { ShrinkBudget } from "../core/shrink-budget.js";
 
 test("the budget is exhausted once the work charged reaches it, and says so", () => {
   const budget = new ShrinkBudget(10, "calls", 60_000);

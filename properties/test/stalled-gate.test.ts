@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { main } from "../cli/gate.js";
-import { checkConformance } from "../engine/conformance.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { verbsOf } from "./subjects.js";
 
 const root = new URL("../../", import.meta.url).pathname;

@@ -7,10 +7,10 @@
  * user's check does.
  */
 import { expect, test } from "vitest";
-import type { Profile } from "../engine/commands.js";
-import { checkConformance } from "../engine/conformance.js";
-import { invariants } from "../engine/invariants.js";
-import type { SubjectFactory } from "../engine/subject.js";
+import type { Profile } from "../core/commands.js";
+import { invariants } from "../core/invariants.js";
+import type { SubjectFactory } from "../core/subject.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { runs, seed, shape } from "./settings.js";
 import * as wrongQueues from "./wrong/queues.mjs";
 
@@ -21,7 +21,7 @@ const named = (start: string) => invariants.find((i) => i.name.startsWith(start)
  * Each wrong queue, the profile that finds it, the rule it is caught breaking, and its shortest counterexample, in
  * calls. A queue that takes two items for one loses the second when both are queued, or queues one while the other
  * is in flight: the gate drains a fresh queue given the same calls to tell those apart from each other and from a
- * wrong view (properties/engine/diagnose.ts), and names whichever the counterexample shows.
+ * wrong view (properties/sequential/diagnose.ts), and names whichever the counterexample shows.
  */
 const merged = [named("nothing queued is lost"), named("the queue holds no duplicate")];
 const cases: [string, Profile, (string | undefined)[], number, string][] = [

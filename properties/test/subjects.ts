@@ -3,7 +3,7 @@
  * replace one member or leave one out and see what the gate makes of it.
  */
 import { exponentialBackoff, type MetricsSink, WorkQueue, type WorkQueueMetrics } from "../../src/index.js";
-import type { Subject, SubjectFactory, SubjectOptions } from "../engine/subject.js";
+import type { Subject, SubjectFactory, SubjectOptions } from "../core/subject.js";
 
 /**
  * A factory of reference queues seen only through `add`, `get`, `done`, `retry`, `forget` and `size` (no

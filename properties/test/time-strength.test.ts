@@ -3,9 +3,9 @@
  * is rejected, blamed on the rule it breaks, with a short counterexample.
  */
 import { expect, test } from "vitest";
-import { checkConformance } from "../engine/conformance.js";
-import { stringItems } from "../engine/universes.js";
+import { stringItems } from "../core/universes.js";
 import { formatReport } from "../report/text.js";
+import { checkConformance } from "../sequential/check-conformance.js";
 import { seed } from "./settings.js";
 import { type TimedDefect, TimedQueue } from "./wrong/timed.js";
 

@@ -13,7 +13,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { beforeAll, describe, expect, test } from "vitest";
 import { WorkQueueModel } from "../../model/index.js";
 import { WorkQueue } from "../../src/index.js";
-import { readView, type SubjectFactory } from "../engine/subject.js";
+import { readView, type SubjectFactory } from "../core/subject.js";
 import { chainOf, renderFile, type VectorFile } from "../vectors/format.js";
 import { generateVectors } from "../vectors/generate.js";
 import { replayVector } from "../vectors/replay.js";

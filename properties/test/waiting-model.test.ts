@@ -5,7 +5,7 @@
 import * as fc from "fast-check";
 import { expect, test } from "vitest";
 import { type Take, WaitingModel } from "../../model/index.js";
-import { maxRetries } from "../engine/arbitraries.js";
+import { maxRetries } from "../core/arbitraries.js";
 import { params } from "./settings.js";
 
 type Call = ["add" | "done" | "retry", string] | ["take", boolean] | ["abort", number] | ["shutDown", number];

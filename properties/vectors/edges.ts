@@ -4,7 +4,7 @@
  * differ at the end), two keys with one Java hash, a deep queue, a queue that wraps and grows, many items with
  * failure counts, a long history of dirty marks, a dirty mark 255 calls after its get, and a long failure streak. They catch the queues that are right on two items and wrong on these.
  */
-import { stringItems } from "../engine/universes.js";
+import { stringItems } from "../core/universes.js";
 import type { CallRequest } from "../protocol/reply.js";
 
 /** A vector's calls before the model answers them: what it shows, the rules, `maxRetries` and the requests. */

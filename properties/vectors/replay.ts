@@ -3,7 +3,7 @@
  * and to check a queue against a vector's replies. Both go through `replyOf`, the mapping `serve` answers the wire
  * with, so a vector means in process what it means over the protocol.
  */
-import type { Subject, SubjectFactory } from "../engine/subject.js";
+import type { Subject, SubjectFactory } from "../core/subject.js";
 import { type CallRequest, replyOf } from "../protocol/reply.js";
 import { chainOf, type Vector, type VectorStep } from "./format.js";
 

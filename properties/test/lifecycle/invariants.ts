@@ -3,7 +3,7 @@
  * rules, which `checkLifecycle` checks on any queue, and the controller loop's. A failing run names the first one
  * it broke, with what went wrong and the interleaving that led there.
  */
-import { type LifecycleRule, lifecycleRules, named } from "../../engine/lifecycle-rules.js";
+import { type LifecycleRule, lifecycleRules, named } from "../../lifecycle/rules.js";
 
 /** A named check: the sentence it checks and where docs/spec.md states it. */
 export type LifecycleInvariant = LifecycleRule;

@@ -3,7 +3,7 @@
  * run with its outcome, so that the end of the run can tell whether anything asked for was lost (docs/spec.md
  * §10.3, §15.6).
  */
-import { showValue } from "../../engine/render.js";
+import { showValue } from "../../core/render.js";
 import { type LifecycleInvariant, lifecycle } from "./invariants.js";
 
 /** One call of the handler. */

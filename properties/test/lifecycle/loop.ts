@@ -5,9 +5,9 @@
  */
 import { type LifecycleModel, type WorkerCall, workerCalls } from "../../../model/index.js";
 import type { WorkQueue } from "../../../src/index.js";
-import type { TakeRecord } from "../../engine/lifecycle-compare.js";
-import type { Run } from "../../engine/lifecycle-run.js";
-import { showValue } from "../../engine/render.js";
+import { showValue } from "../../core/render.js";
+import type { TakeRecord } from "../../lifecycle/compare.js";
+import type { Run } from "../../lifecycle/run.js";
 import { track } from "../turns.js";
 import { lifecycle } from "./invariants.js";
 

@@ -7,10 +7,10 @@
 import * as fc from "fast-check";
 import { LifecycleModel } from "../../../model/index.js";
 import { runWorkers, WorkQueue } from "../../../src/index.js";
-import { maxRetries } from "../../engine/arbitraries.js";
-import { compareDrain, compareTake, type DrainRecord } from "../../engine/lifecycle-compare.js";
-import { Run } from "../../engine/lifecycle-run.js";
-import { showValue } from "../../engine/render.js";
+import { maxRetries } from "../../core/arbitraries.js";
+import { showValue } from "../../core/render.js";
+import { compareDrain, compareTake, type DrainRecord } from "../../lifecycle/compare.js";
+import { Run } from "../../lifecycle/run.js";
 import { flush, type Tracked, track } from "../turns.js";
 import { lifecycle } from "./invariants.js";
 import { Ledger } from "./ledger.js";

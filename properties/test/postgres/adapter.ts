@@ -12,7 +12,7 @@
  * overlapping `done` ended that lease meanwhile, once more with token 0, as a caller holding no lease.
  */
 import { type Lease, type PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
-import type { Subject } from "../../engine/subject.js";
+import type { Subject } from "../../core/subject.js";
 
 /** The gate's view of `queue`. */
 export function leaseSubject(queue: PostgresWorkQueue): Subject<string> {

@@ -5,7 +5,7 @@
  */
 import pg from "pg";
 import { type Lease, PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
-import type { HistoryEvent } from "../../distributed/check-history.js";
+import type { HistoryEvent } from "../../history/check-history.js";
 import { databaseUrl, freshName } from "./database.js";
 
 /** What `concurrentGets` saw: each item with how many times it was handed out, for those not handed out once. */

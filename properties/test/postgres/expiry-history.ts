@@ -6,7 +6,7 @@
 import type pg from "pg";
 import { VirtualClock } from "../../../src/index.js";
 import { type Lease, PostgresWorkQueue } from "../../../src/postgres/index.js";
-import type { HistoryEvent } from "../../distributed/check-history.js";
+import type { HistoryEvent } from "../../history/check-history.js";
 import { freshName } from "./database.js";
 
 /** The history, its times on a virtual clock that moves 1 ms before and after each call, and what was handled. */

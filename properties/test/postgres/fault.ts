@@ -3,7 +3,7 @@
  * PostgreSQL queue, this process adding keys (again while they are in flight), handlers that fail at random or
  * outlive their lease, workers killed with SIGKILL in the middle of their work and replaced, and a live worker's
  * connection terminated. Every call and answer is logged with its token and times, and checkHistory
- * (properties/distributed/) judges the history. Bounded: it stops by itself.
+ * (properties/history/) judges the history. Bounded: it stops by itself.
  *
  * One case is not left to chance: a holder that takes a lease, adds its item again while it is in flight, and dies
  * (§20.3: the expiry must requeue the item, which serves that add). A random kill lands in such an add too rarely,
@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type pg from "pg";
 import { PostgresWorkQueue } from "../../../src/postgres/index.js";
-import { checkHistory, type HistoryEvent, type HistoryViolation } from "../../distributed/check-history.js";
+import { checkHistory, type HistoryEvent, type HistoryViolation } from "../../history/check-history.js";
 import { databaseUrl, freshName } from "./database.js";
 
 const worker = new URL("../fixtures/fault-worker.mjs", import.meta.url).pathname;

@@ -5,8 +5,8 @@
  */
 
 import { type WaitOptions, WorkQueue } from "../../../src/index.js";
-import type { LifecycleRule } from "../../engine/lifecycle-rules.js";
-import { lifecycleRules as rules } from "../../engine/lifecycle-rules.js";
+import type { LifecycleRule } from "../../lifecycle/rules.js";
+import { lifecycleRules as rules } from "../../lifecycle/rules.js";
 
 /** A take waiting in a wrong queue's own list: how to hand it an item, and whether its signal withdrew it. */
 interface Waiter {

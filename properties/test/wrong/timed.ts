@@ -3,7 +3,7 @@
  * gate rejects them. `TimedQueue` with no defect is a plain, correct timed queue (arrays and Maps, one timer at a
  * time on the gate's clock); each defect changes one rule.
  */
-import type { SubjectOptions } from "../../engine/subject.js";
+import type { SubjectOptions } from "../../core/subject.js";
 
 /**
  * The mistakes:

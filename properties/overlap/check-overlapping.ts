@@ -7,14 +7,28 @@
  */
 import * as fc from "fast-check";
 import { ClockModel, type WorkQueueModel } from "../../model/index.js";
-import { ProtocolBreach } from "./breach.js";
-import type { Profile } from "./commands.js";
-import { bounded } from "./driver.js";
-import { type Answer, type Operation, sameAnswer } from "./operation.js";
-import { showAnswer, showCall } from "./render.js";
-import { defaultShrinkRuns, defaultShrinkTimeMs, ShrinkBudget, type ShrinkStop } from "./shrink-budget.js";
-import { capture, perform, readView, type Subject, type SubjectFactory } from "./subject.js";
-import { modelOf } from "./verify.js";
+import { ProtocolBreach } from "../core/breach.js";
+import type { Profile } from "../core/commands.js";
+import { bounded } from "../core/driver.js";
+import type { Rule } from "../core/invariants.js";
+import { type Answer, type Operation, sameAnswer } from "../core/operation.js";
+import { freshSeed, qualifyBase } from "../core/options.js";
+import { showAnswer, showCall } from "../core/render.js";
+import { defaultShrinkRuns, ShrinkBudget, type ShrinkStop } from "../core/shrink-budget.js";
+import { capture, perform, readView, type Subject, type SubjectFactory } from "../core/subject.js";
+import { modelOf } from "../core/verify.js";
+
+/**
+ * The rule overlapping calls keep ([docs/spec.md §10.8](../../docs/spec.md#§10-invariants)), which {@link checkOverlapping} checks over whole runs
+ * rather than after each step.
+ *
+ * @internal
+ */
+export const linearizable: Rule = {
+  id: "linearizable",
+  name: "overlapping calls answer as some order of them that keeps their real-time order would",
+  rule: "§10.8",
+};
 
 /** What an overlapping call may be: a verb, or a view read as a call. */
 export type OverlapVerb = "add" | "get" | "done" | "retry" | "forget" | "size" | "inFlight";
@@ -323,6 +337,18 @@ class Unexplained extends Error {
   }
 }
 
+/** {@link OverlappingOptions} with every default filled: what the check reads. */
+function qualify(options: OverlappingOptions) {
+  return {
+    ...qualifyBase(options),
+    items: (options.items ?? ["a", "b", "c"]).slice(0, 3),
+    seed: options.seed ?? freshSeed(),
+    profile: options.profile ?? "robust",
+    finiteMaxRetries: options.finiteMaxRetries === true,
+    shrinkRuns: options.shrinkRuns ?? defaultShrinkRuns,
+  };
+}
+
 /**
  * Checks that the queues `factory` makes answer overlapping calls as some order of them would
  * ([docs/spec.md §10.8](../../docs/spec.md#§10-invariants)): each run makes up to 8 rounds of up to 4 calls on a fresh queue, the calls of a round
@@ -345,16 +371,14 @@ export async function checkOverlapping<T>(
   factory: SubjectFactory<T>,
   options: OverlappingOptions = {},
 ): Promise<OverlappingReport> {
-  const items = (options.items ?? ["a", "b", "c"]).slice(0, 3);
-  const seed = options.seed ?? Date.now() ^ (Math.random() * 0x100000000);
-  const profile = options.profile ?? "robust";
-  const timeoutMs = options.timeoutMs ?? 5000;
+  const qualified = qualify(options);
+  const { items, seed, profile, timeoutMs } = qualified;
   let runs = 0;
   let commands = 0;
-  const runsOf = drawing(items.length, options.finiteMaxRetries === true);
+  const runsOf = drawing(items.length, qualified.finiteMaxRetries);
   /** Makes one run on a fresh queue; throws `Unexplained` when it fails. */
   const run = async (drawn: Drawing) => {
-    const clock = options.time === true ? { clock: new ClockModel() } : {};
+    const clock = qualified.time ? { clock: new ClockModel() } : {};
     const subject = await factory({ maxRetries: drawn.maxRetries, ...clock });
     runs++;
     let made: Made[];
@@ -376,7 +400,7 @@ export async function checkOverlapping<T>(
   let path = options.path;
   let surveyed: { readonly failure: Unexplained; readonly drawn: Drawing } | undefined;
   if (path === undefined) {
-    const drawings = fc.sample(runsOf, { numRuns: options.runs ?? 100, seed });
+    const drawings = fc.sample(runsOf, { numRuns: qualified.runs, seed });
     for (const [index, drawn] of drawings.entries()) {
       try {
         await run(drawn);
@@ -389,11 +413,7 @@ export async function checkOverlapping<T>(
     }
     if (path === undefined) return { verdict: "conforms", runs, commands, seed };
   }
-  const budget = new ShrinkBudget(
-    options.shrinkRuns ?? defaultShrinkRuns,
-    "runs",
-    options.shrinkTimeMs ?? defaultShrinkTimeMs,
-  );
+  const budget = new ShrinkBudget(qualified.shrinkRuns, "runs", qualified.shrinkTimeMs);
   const start = performance.now();
   const shrinking = async (drawn: Drawing) => {
     budget.guard(); // the budget is spent: fast-check stops with the shortest failure so far

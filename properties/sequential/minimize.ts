@@ -6,12 +6,12 @@
  * plans) every window of 2 to 4 calls, and renames items to the fewest distinct ones, as long as the plan still
  * fails, cutting what is left where the profile stops allowing it.
  */
-import type { Plan, Profile } from "./commands.js";
-import type { Driver } from "./driver.js";
-import { type Backoff, type Operation, sameItem } from "./operation.js";
-import type { ShrinkBudget } from "./shrink-budget.js";
-import { perform } from "./subject.js";
-import { modelOf, type VerifyOptions, type Violation, verifyStarted } from "./verify.js";
+import type { Plan, Profile } from "../core/commands.js";
+import type { Driver } from "../core/driver.js";
+import { type Backoff, type Operation, sameItem } from "../core/operation.js";
+import type { ShrinkBudget } from "../core/shrink-budget.js";
+import { perform } from "../core/subject.js";
+import { modelOf, type VerifyOptions, type Violation, verifyStarted } from "../core/verify.js";
 
 /**
  * The longest prefix of `plan` that `profile` may make: in the contract profile, up to the first `done` or `retry`
@@ -78,7 +78,7 @@ export async function minimize(
     runs++;
     commands += plan.length;
     limits.budget?.charge(plan.length);
-    return verifyStarted(driver.start(maxRetries, plan, backoff), maxRetries, plan, options, backoff);
+    return verifyStarted(driver.start(maxRetries, plan, backoff), { maxRetries, backoff, plan }, options);
   };
   /** The plan of the shortest violation so far. */
   const planOfBest = (): Plan => best.steps.map((step) => step.operation);

@@ -5,22 +5,22 @@
  * this probe such a queue is reported with a counterexample that cannot fail on a fresh queue: its calls look
  * harmless, and what fails them happened in earlier runs.
  */
-import type { Plan } from "./commands.js";
-import { type Driver, type Observation, observeRun } from "./driver.js";
-import type { Invariant } from "./invariants.js";
-import { type Operation, sameAnswer, sameItem } from "./operation.js";
-import { showAnswer, showCall } from "./render.js";
-import { type VerifyOptions, type Violation, verify } from "./verify.js";
+import type { Plan } from "../core/commands.js";
+import { type Driver, type Observation, observeRun } from "../core/driver.js";
+import type { Rule } from "../core/invariants.js";
+import { type Operation, sameAnswer, sameItem } from "../core/operation.js";
+import { showAnswer, showCall } from "../core/render.js";
+import { type VerifyOptions, type Violation, verify } from "../core/verify.js";
 
 /**
  * The rule the probe checks. It is not among the invariants run after every step: it looks at two runs, not one.
  *
  * @internal
  */
-export const independence: Invariant = {
+export const independence: Rule = {
+  id: "independent-queues",
   name: "each queue the factory makes starts empty and is independent of the others",
   rule: "§3.5",
-  check: () => undefined,
 };
 
 /** The `maxRetries` of the probe's queues: its second retry of the same item gives up. */
@@ -98,7 +98,7 @@ export async function probeIndependence(
   if (at < 0) return undefined;
   const prefix = plan.slice(0, at + 1);
   const against = (observations: Observation[]) =>
-    verify(prefix, probeRetries, (_, index) => observations[index] as Observation, options);
+    verify({ maxRetries: probeRetries, plan: prefix }, (_, index) => observations[index] as Observation, options);
   const strayed = (await against(second)) ?? (await against(first));
   // Both runs answered as the model does up to `at` only if the views they differ in are ones the model cannot
   // tell: nothing of §3.5 to report then.

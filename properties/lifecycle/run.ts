@@ -5,9 +5,9 @@
  */
 import { getEventListeners } from "node:events";
 import type * as fc from "fast-check";
-import { type LifecycleRule, lifecycleRules as lifecycle } from "./lifecycle-rules.js";
-import { showValue } from "./render.js";
-import { flush } from "./turns.js";
+import { showValue } from "../core/render.js";
+import { flush } from "../core/turns.js";
+import { type LifecycleRule, lifecycleRules as lifecycle } from "./rules.js";
 
 /** A broken invariant, with everything needed to read it: what, where, and the interleaving that led there. */
 export class LifecycleViolation extends Error {

@@ -3,9 +3,9 @@
  * order — that is then replayed on the implementation, and what the model answered and showed after each.
  */
 import * as fc from "fast-check";
-import type { Scenario } from "./arbitraries.js";
-import type { Planning } from "./commands.js";
-import { modelOf } from "./verify.js";
+import type { Scenario } from "../core/arbitraries.js";
+import type { Planning } from "../core/commands.js";
+import { modelOf } from "../core/verify.js";
 
 /** Plans a run on the model: the operations that `fc.modelRun` lets through, in order, and the model's answers. */
 export function planOf(input: Scenario): Planning {

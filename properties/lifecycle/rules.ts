@@ -2,23 +2,26 @@
  * The named rules of the lifecycle check (docs/spec.md §12–§14), each a sentence of the spec. A failing run names
  * the first one it broke, with what went wrong and the interleaving that led there.
  */
+import type { Rule } from "../core/invariants.js";
 
 /**
- * A rule of the lifecycle: the sentence it checks and where docs/spec.md states it.
+ * A rule of the lifecycle: the sentence it checks and where docs/spec.md states it; its id is its key in the
+ * check's record of rules (`fifo`, `drainExact`, …).
  *
  * @public
  */
-export interface LifecycleRule {
+export interface LifecycleRule extends Rule {
   /** The sentence, such as `waiting takes are served in the order they were called, one item each`. */
   readonly name: string;
   /** The rule's number in docs/spec.md, such as `§14.3`. */
   readonly rule: string;
 }
 
-/** Builds a record of rules from `[name, rule]` pairs. */
+/** Builds a record of rules from `[name, rule]` pairs, each with its key as its id. */
 export function named<K extends string>(rules: Record<K, [string, string]>): Record<K, LifecycleRule> {
   const entries = Object.entries(rules) as [K, [string, string]][];
-  return Object.fromEntries(entries.map(([key, [name, rule]]) => [key, { name, rule }])) as Record<K, LifecycleRule>;
+  const built = entries.map(([id, [name, rule]]): [K, LifecycleRule] => [id, { id, name, rule }]);
+  return Object.fromEntries(built) as Record<K, LifecycleRule>;
 }
 
 /** The rules that {@link checkLifecycle} checks on a queue, by key. */

@@ -3,12 +3,12 @@
  * allows it. Over a pipe this keeps the implementation busy while the gate plans and verifies, instead of each
  * side waiting for the other once per run. A failure found here is then shrunk by fast-check (see conformance.ts).
  */
-import type { Scenario } from "./arbitraries.js";
-import type { Plan, Planning } from "./commands.js";
-import type { Driver, Observe } from "./driver.js";
+import type { Scenario } from "../core/arbitraries.js";
+import type { Plan, Planning } from "../core/commands.js";
+import type { Driver, Observe } from "../core/driver.js";
+import { isThenable, type MaybePromise } from "../core/subject.js";
+import { type VerifyOptions, type Violation, verifyStarted } from "../core/verify.js";
 import { planOf } from "./plan.js";
-import { isThenable, type MaybePromise } from "./subject.js";
-import { type VerifyOptions, type Violation, verifyStarted } from "./verify.js";
 
 /** The first failing run of a survey, if any. */
 export interface SurveyResult {
@@ -46,7 +46,11 @@ export async function survey(
     startUpTo(k + (driver.lookahead ?? 0));
     const { plan, expected } = plans[k] as Planning;
     const run = started[k] as MaybePromise<Observe>;
-    const violation = await verifyStarted(run, input.maxRetries, plan, options, input.backoff, expected);
+    const violation = await verifyStarted(
+      run,
+      { maxRetries: input.maxRetries, backoff: input.backoff, plan, expected },
+      options,
+    );
     onRun(plan);
     if (violation !== undefined) {
       // The runs started ahead are read to their end now, so that shrinking, next, starts on an idle

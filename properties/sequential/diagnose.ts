@@ -6,18 +6,13 @@
  * what it hands out is what it held, and comparing that with the model's queue names the rule that broke.
  */
 import type { WorkQueueModel } from "../../model/index.js";
-import type { Plan } from "./commands.js";
-import { type Driver, observeRun } from "./driver.js";
-import { type Invariant, invariants } from "./invariants.js";
-import { sameItem } from "./operation.js";
-import { showValue } from "./render.js";
-import { perform } from "./subject.js";
-import { modelOf, type Violation } from "./verify.js";
-
-/** The invariant named `start…`. */
-function named(start: string): Invariant {
-  return invariants.find((invariant) => invariant.name.startsWith(start)) as Invariant;
-}
+import type { Plan } from "../core/commands.js";
+import { type Driver, observeRun } from "../core/driver.js";
+import { type Invariant, invariant } from "../core/invariants.js";
+import { sameItem } from "../core/operation.js";
+import { showValue } from "../core/render.js";
+import { perform } from "../core/subject.js";
+import { modelOf, type Violation } from "../core/verify.js";
 
 /** The checks whose name a wrong size alone can earn, and which a diagnosis may therefore rename. */
 const vague = new Set(["§10.2", "§4–§9"]);
@@ -42,25 +37,25 @@ function compare(drained: readonly unknown[], model: WorkQueueModel<unknown>): [
   const queued = model.snapshot().queue;
   const held = drained.find((item) => model.stateOf(item).startsWith("in flight"));
   if (held !== undefined) {
-    return [named("the queue holds no duplicate"), `the queue held ${showValue(held)}, which is in flight`];
+    return [invariant("no-duplicate"), `the queue held ${showValue(held)}, which is in flight`];
   }
   const twice = drained.find((item, index) => drained.findIndex((other) => sameItem(other, item)) !== index);
   if (twice !== undefined) {
-    return [named("the queue holds no duplicate"), `the queue held ${showValue(twice)} twice`];
+    return [invariant("no-duplicate"), `the queue held ${showValue(twice)} twice`];
   }
   const lost = queued.find((item) => !drained.some((other) => sameItem(other, item)));
   if (lost !== undefined) {
-    return [named("nothing queued is lost"), `the queue no longer held ${showValue(lost)}, which was queued`];
+    return [invariant("nothing-lost"), `the queue no longer held ${showValue(lost)}, which was queued`];
   }
   const extra = drained.find((item) => model.stateOf(item) === "absent");
   if (extra !== undefined) {
     return [
-      named("every answer equals"),
+      invariant("answers"),
       `the queue held ${showValue(extra)}, which no call had queued, or which was processed since`,
     ];
   }
   if (drained.some((item, index) => !sameItem(item, queued[index]))) {
-    return [named("items are handed out in the order"), "the queue held the model's items in another order"];
+    return [invariant("fifo"), "the queue held the model's items in another order"];
   }
   return undefined;
 }
@@ -103,14 +98,14 @@ export async function diagnose(
   if (found === undefined) {
     const detail = `${violation.detail}; the queue holds exactly the items the model has queued, so only the size it shows is wrong (§9.1): ${held}`;
     return {
-      violation: { ...violation, invariant: named("every answer equals"), detail },
+      violation: { ...violation, invariant: invariant("answers"), detail },
       runs: 1,
       commands: plan.length,
     };
   }
-  const [invariant, why] = found;
+  const [broken, why] = found;
   return {
-    violation: { ...violation, invariant, detail: `${violation.detail}: ${why} (${held})` },
+    violation: { ...violation, invariant: broken, detail: `${violation.detail}: ${why} (${held})` },
     runs: 1,
     commands: plan.length,
   };

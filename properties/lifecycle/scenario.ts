@@ -4,8 +4,8 @@
  * producers, consumers, shutdown, drains and steps of the clock whose moments fast-check's scheduler chooses.
  */
 import * as fc from "fast-check";
-import { maxRetries } from "./arbitraries.js";
-import type { MaybePromise, SubjectOptions } from "./subject.js";
+import { maxRetries } from "../core/arbitraries.js";
+import type { MaybePromise, SubjectOptions } from "../core/subject.js";
 
 /**
  * Options of a waiting call: the `AbortSignal` that withdraws it ([docs/spec.md §13.3](../../docs/spec.md#§13-draining), [§14.5](../../docs/spec.md#§14-waiting-for-work)).

@@ -6,7 +6,7 @@ import type { Plan } from "./commands.js";
 import { type Coverage, transitionOf } from "./coverage.js";
 import type { Observation, Observe } from "./driver.js";
 import { type Expectation, meets } from "./expectation.js";
-import { type Invariant, invariants, type Views } from "./invariants.js";
+import { invariants, type Rule, type Views } from "./invariants.js";
 import type { Answer, Backoff, Operation } from "./operation.js";
 import { isThenable, type MaybePromise, perform } from "./subject.js";
 
@@ -28,10 +28,10 @@ export interface Step {
   readonly actualViews: Views;
 }
 
-/** A broken invariant: which, what went wrong, and the steps that lead to it. */
+/** A broken rule: which, what went wrong, and the steps that lead to it. */
 export interface Violation {
-  /** The invariant that failed. */
-  readonly invariant: Invariant;
+  /** The rule that broke: an invariant after a step, or a rule checked over whole runs (§3.5). */
+  readonly invariant: Rule;
   /** What went wrong, in one sentence. */
   readonly detail: string;
   /** The `maxRetries` of the queue. */
@@ -40,6 +40,21 @@ export interface Violation {
   readonly backoff?: Backoff | undefined;
   /** The steps up to and including the failing one. */
   readonly steps: readonly Step[];
+}
+
+/**
+ * One run to verify: the queue's options, the calls, and, when it was planned, what the model answered and showed
+ * after each call.
+ */
+export interface Run {
+  /** The `maxRetries` the queue is made with. */
+  readonly maxRetries: number;
+  /** The backoff of the queue's `retry`, if it is made with one ([docs/spec.md §7.3](../../docs/spec.md#§7)). */
+  readonly backoff?: Backoff | undefined;
+  /** The calls, in order. */
+  readonly plan: Plan;
+  /** What the model answered and showed after each call, recorded while planning (see {@link verify}). */
+  readonly expected?: readonly Expectation[] | undefined;
 }
 
 /** Options of {@link verify}. */
@@ -57,25 +72,17 @@ export function modelOf(maxRetries: number, backoff: Backoff | undefined): WorkQ
 }
 
 /**
- * Runs `plan` on a fresh model and, through `observe`, on the implementation, checking every invariant after
+ * Runs `run.plan` on a fresh model and, through `observe`, on the implementation, checking every invariant after
  * every step. Resolves with the first violation, or `undefined` when the implementation kept them all.
  *
- * With `expected`, the model's answers and views recorded while planning, a step that equals them keeps every
+ * With `run.expected`, the model's answers and views recorded while planning, a step that equals them keeps every
  * invariant (each compares the implementation with the model) and is not run on a model again; from the first
  * step that differs, the run is verified step by step on a fresh model, the steps before it from what they were
  * observed to answer. Either way the result is the same; with coverage counted, every step is run on the model.
  */
-export async function verify(
-  plan: readonly Operation[],
-  maxRetries: number,
-  observe: Observe,
-  options: VerifyOptions,
-  backoff?: Backoff,
-  expected?: readonly Expectation[],
-): Promise<Violation | undefined> {
-  if (expected === undefined || options.coverage !== undefined) {
-    return verifyEach(plan, maxRetries, observe, options, backoff);
-  }
+export async function verify(run: Run, observe: Observe, options: VerifyOptions): Promise<Violation | undefined> {
+  const { plan, expected } = run;
+  if (expected === undefined || options.coverage !== undefined) return verifyEach(run, observe, options);
   const observed: Observation[] = [];
   for (const [index, operation] of plan.entries()) {
     const next = observe(operation, index);
@@ -84,20 +91,15 @@ export async function verify(
     if (!meets(expected[index] as Expectation, observation, options.compareMessages)) {
       const again: Observe = (operation, index) =>
         index < observed.length ? (observed[index] as Observation) : observe(operation, index);
-      return verifyEach(plan, maxRetries, again, options, backoff);
+      return verifyEach(run, again, options);
     }
   }
   return undefined;
 }
 
 /** {@link verify}, every step run on the model and checked. */
-async function verifyEach(
-  plan: readonly Operation[],
-  maxRetries: number,
-  observe: Observe,
-  options: VerifyOptions,
-  backoff: Backoff | undefined,
-): Promise<Violation | undefined> {
+async function verifyEach(run: Run, observe: Observe, options: VerifyOptions): Promise<Violation | undefined> {
+  const { plan, maxRetries, backoff } = run;
   const model = modelOf(maxRetries, backoff);
   const steps: Step[] = [];
   const reasked = new Set<unknown>();
@@ -162,15 +164,11 @@ async function verifyEach(
   return undefined;
 }
 
-/** Verifies a run started on a driver, once it is ready; `expected` as in {@link verify}. */
+/** Verifies `run`, started on a driver, once it is ready (see {@link verify}). */
 export async function verifyStarted(
   started: MaybePromise<Observe>,
-  maxRetries: number,
-  plan: Plan,
+  run: Run,
   options: VerifyOptions,
-  backoff?: Backoff,
-  expected?: readonly Expectation[],
 ): Promise<Violation | undefined> {
-  const observe = isThenable(started) ? await started : started;
-  return verify(plan, maxRetries, observe, options, backoff, expected);
+  return verify(run, isThenable(started) ? await started : started, options);
 }

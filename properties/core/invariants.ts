@@ -52,15 +52,29 @@ export interface StepFacts {
 }
 
 /**
- * A named check.
+ * A rule of docs/spec.md that a check keeps: the sentence, and where the spec states it. A report names the rule
+ * that broke; an {@link Invariant} is a rule checked after every step, other rules are checked over whole runs.
  *
  * @public
  */
-export interface Invariant {
+export interface Rule {
+  /**
+   * A name for code to refer to it by, which stays when the sentence is reworded: `no-duplicate`, `fifo`,
+   * `linearizable`, …
+   */
+  readonly id: string;
   /** The sentence it checks. */
   readonly name: string;
   /** Where docs/spec.md states it. */
   readonly rule: string;
+}
+
+/**
+ * A named check, run after every step.
+ *
+ * @public
+ */
+export interface Invariant extends Rule {
   /** What went wrong at this step, or `undefined` when the step keeps the invariant. @internal */
   check(facts: StepFacts): string | undefined;
 }
@@ -119,6 +133,7 @@ function metricAt(reading: MetricsModelReading, path: (typeof metricRules)[numbe
 /** The checks, in the order they are tried. */
 export const invariants: readonly Invariant[] = [
   {
+    id: "never-handed-out-in-flight",
     name: "an item is never handed out while it is in flight",
     rule: "§10.1",
     check(f) {
@@ -128,6 +143,7 @@ export const invariants: readonly Invariant[] = [
     },
   },
   {
+    id: "nothing-before-due",
     name: "nothing is handed out or queued before it is due",
     rule: "§17.2, §17.5, §7.3",
     check(f) {
@@ -144,6 +160,7 @@ export const invariants: readonly Invariant[] = [
     },
   },
   {
+    id: "waiting-survives-shutdown",
     name: "items that wait when the queue shuts down still fall due",
     rule: "§17.7",
     check(f) {
@@ -155,6 +172,7 @@ export const invariants: readonly Invariant[] = [
     },
   },
   {
+    id: "waiting-never-queued",
     name: "a waiting item is never also queued, and an add ends its wait",
     rule: "§17.4, §10.6",
     check(f) {
@@ -169,6 +187,7 @@ export const invariants: readonly Invariant[] = [
     },
   },
   {
+    id: "earlier-due-wins",
     name: "of two due times asked for one item, the earlier wins",
     rule: "§17.3",
     check(f) {
@@ -187,6 +206,7 @@ export const invariants: readonly Invariant[] = [
     },
   },
   {
+    id: "falls-due-on-advance",
     name: "an item falls due in the advance that passes its due time",
     rule: "§17.5",
     check(f) {
@@ -200,6 +220,7 @@ export const invariants: readonly Invariant[] = [
     },
   },
   {
+    id: "fifo",
     name: "items are handed out in the order they were queued",
     rule: "§10.5",
     check(f) {
@@ -211,6 +232,7 @@ export const invariants: readonly Invariant[] = [
     },
   },
   {
+    id: "shutting-down-requests-nothing",
     name: "while shutting down, add and retry request nothing",
     rule: "§12.3, §12.4",
     check(f) {
@@ -225,6 +247,7 @@ export const invariants: readonly Invariant[] = [
     },
   },
   {
+    id: "gives-up-at-max-retries",
     name: "retry gives up exactly when the failure count reaches maxRetries",
     rule: "§10.4",
     check(f) {
@@ -235,6 +258,7 @@ export const invariants: readonly Invariant[] = [
     },
   },
   {
+    id: "add-while-in-flight",
     name: "every add while in flight leads to exactly one later dispatch after done",
     rule: "§10.3",
     check(f) {
@@ -251,6 +275,7 @@ export const invariants: readonly Invariant[] = [
     },
   },
   {
+    id: "nothing-lost",
     name: "nothing queued is lost: get hands out an item whenever one is queued",
     rule: "§4.1, §5.2",
     check(f) {
@@ -262,6 +287,7 @@ export const invariants: readonly Invariant[] = [
     },
   },
   {
+    id: "no-duplicate",
     name: "the queue holds no duplicate and nothing in flight",
     rule: "§10.2",
     check(f) {
@@ -271,6 +297,7 @@ export const invariants: readonly Invariant[] = [
     },
   },
   {
+    id: "failure-count",
     name: "a failure count counts the retries since the last forget",
     rule: "§7.1, §8.1",
     check(f) {
@@ -280,6 +307,7 @@ export const invariants: readonly Invariant[] = [
     },
   },
   {
+    id: "answers",
     name: "every answer equals the model's",
     rule: "§4–§9",
     check(f) {
@@ -292,6 +320,7 @@ export const invariants: readonly Invariant[] = [
     },
   },
   {
+    id: "metrics",
     name: "the metrics equal the model's",
     rule: "§10.7, §19",
     check(f) {
@@ -305,3 +334,36 @@ export const invariants: readonly Invariant[] = [
     },
   },
 ];
+
+/** The ids of {@link invariants}. */
+export type InvariantId = (typeof invariantIds)[number];
+
+/** Every id of {@link invariants}, so that code names an invariant by an id the compiler knows. */
+const invariantIds = [
+  "never-handed-out-in-flight",
+  "nothing-before-due",
+  "waiting-survives-shutdown",
+  "waiting-never-queued",
+  "earlier-due-wins",
+  "falls-due-on-advance",
+  "fifo",
+  "shutting-down-requests-nothing",
+  "gives-up-at-max-retries",
+  "add-while-in-flight",
+  "nothing-lost",
+  "no-duplicate",
+  "failure-count",
+  "answers",
+  "metrics",
+] as const;
+
+/**
+ * The invariant with id `id`.
+ *
+ * @throws Error when no invariant has that id (the list and {@link InvariantId} disagree).
+ */
+export function invariant(id: InvariantId): Invariant {
+  const found = invariants.find((candidate) => candidate.id === id);
+  if (found === undefined) throw new Error(`Expected an invariant with id \`${id}\`, got none`);
+  return found;
+}

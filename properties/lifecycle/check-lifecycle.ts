@@ -5,19 +5,20 @@
  */
 import * as fc from "fast-check";
 import { ClockModel } from "../../model/index.js";
-import { OptionError } from "./errors.js";
-import { LifecycleRun, lifecycleViews } from "./lifecycle-actors.js";
-import { type LifecycleRule, lifecycleRules } from "./lifecycle-rules.js";
-import { LifecycleViolation, Run } from "./lifecycle-run.js";
+import { OptionError } from "../core/errors.js";
+import { freshSeed, qualifyBase } from "../core/options.js";
+import { showValue } from "../core/render.js";
+import { defaultShrinkRuns, ShrinkBudget, type ShrinkStop } from "../core/shrink-budget.js";
+import { LifecycleRun, lifecycleViews } from "./actors.js";
+import { type LifecycleRule, lifecycleRules } from "./rules.js";
+import { LifecycleViolation, Run } from "./run.js";
 import {
   type Features,
   type LifecycleFactory,
   type LifecycleScenario,
   type LifecycleSubject,
   lifecycleScenario,
-} from "./lifecycle-scenario.js";
-import { showValue } from "./render.js";
-import { defaultShrinkRuns, defaultShrinkTimeMs, ShrinkBudget, type ShrinkStop } from "./shrink-budget.js";
+} from "./scenario.js";
 
 /**
  * Options of {@link checkLifecycle}.
@@ -196,7 +197,8 @@ export async function checkLifecycle(
   factory: LifecycleFactory,
   options: LifecycleOptions = {},
 ): Promise<LifecycleReport> {
-  const time = options.time === true;
+  const qualified = { ...qualifyBase(options), shrinkRuns: options.shrinkRuns ?? defaultShrinkRuns };
+  const { time } = qualified;
   const make = async () => {
     const clock = time ? new ClockModel() : undefined;
     return { clock, queue: await factory({ maxRetries: 1, ...(clock ? { clock } : {}) }) };
@@ -206,10 +208,7 @@ export async function checkLifecycle(
   const token = options.replay ?? (envToken?.startsWith(`${prefix}:`) ? envToken : undefined);
   const replay = token === undefined ? undefined : decode(token, time);
   const envSeed = process.env.WORKQUEUE_SEED;
-  const seed =
-    replay?.seed ??
-    options.seed ??
-    (envSeed === undefined ? Date.now() ^ (Math.random() * 0x100000000) : Number(envSeed));
+  const seed = replay?.seed ?? options.seed ?? (envSeed === undefined ? freshSeed() : Number(envSeed));
   const seen = new Set<string>();
   /** The shrinking budget, from the first failure on: the runs before it are not shrinking. */
   let budget: ShrinkBudget | undefined;
@@ -222,17 +221,13 @@ export async function checkLifecycle(
     try {
       await runLifecycle(s, scenario, queue, features, clock, seen);
     } catch (error) {
-      budget ??= new ShrinkBudget(
-        options.shrinkRuns ?? defaultShrinkRuns,
-        "runs",
-        options.shrinkTimeMs ?? defaultShrinkTimeMs,
-      );
+      budget ??= new ShrinkBudget(qualified.shrinkRuns, "runs", qualified.shrinkTimeMs);
       if (error instanceof LifecycleViolation) last = { violation: error, scheduler: s };
       throw error;
     }
   });
   const parameters =
-    replay === undefined ? { seed, numRuns: options.runs ?? 100 } : { seed, path: replay.path, endOnFailure: true };
+    replay === undefined ? { seed, numRuns: qualified.runs } : { seed, path: replay.path, endOnFailure: true };
   const details = await fc.check(property, parameters);
   const unchecked = [...missing, ...lifecycleViews.filter((view) => !seen.has(view) && (time || view !== "waiting"))];
   const base = { runs: details.numRuns, seed, time, rules: Object.values(lifecycleRules), unchecked };

@@ -3,9 +3,9 @@
  * the lifecycle (docs/spec.md §13, §14): the first difference, named by the rule it breaks.
  */
 import type { Drain, Take } from "../../model/index.js";
-import { type LifecycleRule, lifecycleRules as rules } from "./lifecycle-rules.js";
-import { showValue } from "./render.js";
-import type { Tracked } from "./turns.js";
+import { showValue } from "../core/render.js";
+import type { Tracked } from "../core/turns.js";
+import { type LifecycleRule, lifecycleRules as rules } from "./rules.js";
 
 /** A take (or a step of `for await`, which is one, §14.7) made on the queue and on the model at the same moment. */
 export interface TakeRecord {

@@ -6,12 +6,12 @@
  */
 import type * as fc from "fast-check";
 import { type ClockModel, LifecycleModel } from "../../model/index.js";
-import { compareDrain, compareTake, type DrainRecord, type TakeRecord } from "./lifecycle-compare.js";
-import { lifecycleRules as rules } from "./lifecycle-rules.js";
-import type { Run } from "./lifecycle-run.js";
-import type { Consumer, Features, LifecycleScenario, LifecycleSubject, Production } from "./lifecycle-scenario.js";
-import { showValue } from "./render.js";
-import { flush, promised, type Tracked, track } from "./turns.js";
+import { showValue } from "../core/render.js";
+import { flush, promised, type Tracked, track } from "../core/turns.js";
+import { compareDrain, compareTake, type DrainRecord, type TakeRecord } from "./compare.js";
+import { lifecycleRules as rules } from "./rules.js";
+import type { Run } from "./run.js";
+import type { Consumer, Features, LifecycleScenario, LifecycleSubject, Production } from "./scenario.js";
 
 /** The views compared after every step, when the queue shows them. */
 export const lifecycleViews = ["size", "inFlight", "shuttingDown", "waiting"] as const;
