@@ -240,8 +240,11 @@ export class PostgresWorkQueue {
   readonly #backoff: readonly [number | null, number | null];
   /** The client a waiting `take` listens on, while one is connected. */
   #listener: Promise<ListeningClient> | undefined;
-  /** Wakes every waiting `take` to look again: called on a notification and on `shutDown`. */
-  readonly #wakers = new Set<() => void>();
+  /**
+   * The wakers of the waiting `take`s and drains, oldest first, each with whether it is a `take`'s: a notification
+   * of one item queued wakes one `take` (§20.10), any other notification and `shutDown` wake them all.
+   */
+  readonly #wakers = new Map<() => void, boolean>();
   /** Set by `close`: nothing more is asked of the database, and every call rejects. */
   #closed = false;
 
@@ -358,7 +361,18 @@ export class PostgresWorkQueue {
   async take(options?: { readonly signal?: AbortSignal | undefined }): Promise<Lease | undefined> {
     const signal = signalOf(options);
     signal?.throwIfAborted();
-    return this.#until(signal, async () => {
+    try {
+      return await this.#look(signal);
+    } finally {
+      // A take woken for one item may not be the one that gets it, or may stop waiting: it passes the wake on, so
+      // that no item queued is left to the next poll while another take waits.
+      this.#wakeTake();
+    }
+  }
+
+  /** A take's looks, until it has a lease or the queue has no more work. */
+  #look(signal: AbortSignal | undefined): Promise<Lease | undefined> {
+    return this.#until(signal, true, async () => {
       const lease = await this.#get("take"); // its error names the take, the call the caller made
       if (lease !== undefined) return { found: true, value: lease };
       const views = await this.#views("take");
@@ -374,21 +388,21 @@ export class PostgresWorkQueue {
    * or `pollMs` wakes it (§20.10); the waker is armed before each look, so a notification during it is not missed.
    * It listens again before each look when the listening connection was lost.
    */
-  async #until<V>(given: AbortSignal | undefined, look: () => Promise<Look<V>>): Promise<V> {
+  async #until<V>(given: AbortSignal | undefined, taking: boolean, look: () => Promise<Look<V>>): Promise<V> {
     const signal = given ?? new AbortController().signal; // one that never aborts: no case without a signal
-    let looked = await this.#round(signal, look);
-    while (!looked.found) looked = await this.#round(signal, look);
+    let looked = await this.#round(signal, taking, look);
+    while (!looked.found) looked = await this.#round(signal, taking, look);
     return looked.value;
   }
 
   /** One look of {@link #until}, after listening, and the sleep after it when it found nothing. */
-  async #round<V>(signal: AbortSignal, look: () => Promise<Look<V>>): Promise<Look<V>> {
+  async #round<V>(signal: AbortSignal, taking: boolean, look: () => Promise<Look<V>>): Promise<Look<V>> {
     await this.#listen();
     let wake = (): void => {};
     const woken = new Promise<void>((resolve) => {
       wake = resolve;
     });
-    this.#wakers.add(wake);
+    this.#wakers.set(wake, taking);
     try {
       signal.throwIfAborted();
       const looked = await look();
@@ -448,6 +462,7 @@ export class PostgresWorkQueue {
         });
         client.on("notification", (message) => {
           if (message.payload === this.name) this.#wake();
+          if (message.payload === `+${this.name}`) this.#wakeTake();
         });
         let released = false;
         const discard = (): void => {
@@ -476,9 +491,20 @@ export class PostgresWorkQueue {
     this.#refuseClosed("take"); // closed while it connected
   }
 
-  /** Wakes every waiting take. */
+  /** Wakes every waiting take and drain. */
   #wake(): void {
-    for (const wake of this.#wakers) wake();
+    for (const wake of this.#wakers.keys()) wake();
+  }
+
+  /** Wakes the oldest waiting take, if any; woken, it waits no more, so the next wake goes to the next take. */
+  #wakeTake(): void {
+    for (const [wake, taking] of this.#wakers) {
+      if (taking) {
+        this.#wakers.delete(wake);
+        wake();
+        return;
+      }
+    }
   }
 
   /** Runs a fenced call; a stale lease throws {@link StaleLeaseError} and changed nothing. */
@@ -584,7 +610,7 @@ export class PostgresWorkQueue {
     const signal = signalOf(options);
     await this.shutDown();
     signal?.throwIfAborted();
-    await this.#until(signal, async () => {
+    await this.#until(signal, false, async () => {
       const views = await this.#views("shutDownWithDrain");
       if (views.size + views.inFlight + views.waiting === 0) return { found: true, value: undefined };
       return { found: false, nextEvent: views.nextEvent };
