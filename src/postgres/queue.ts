@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.js";
 import { assertDelay, assertMaxRetries, assertShape, expected, signalOf } from "../validate.js";
+import { Batcher } from "./batch.js";
 import { guardPool, type ObservablePool } from "./connections.js";
 import {
   DatabaseUnavailableError,
@@ -195,7 +196,8 @@ function assertPositive(name: string, ms: unknown): asserts ms is number {
  * tokens that refuse a late call ([docs/spec.md §20](../../docs/spec.md#§20-leases-on-postgresql)).
  *
  * @remarks
- * Every verb is one statement, so one transaction: it happens entirely or not at all. What a handler may assume is
+ * Every verb is one statement, so one transaction: it happens entirely or not at all. The `add`s, and the `done`s,
+ * made while one of theirs is in flight go out together as the next statement, each answering its own result (§20.1). What a handler may assume is
  * in §20.7: an item is processed at least once, and never by two live leases at once; a holder that stalls past
  * its lease can still be running when another worker gets the item, so writes downstream should carry the token.
  * Not supported yet: rate limiters other than the exponential backoff, metrics and `for await` (§20.11). The tables
@@ -247,6 +249,28 @@ export class PostgresWorkQueue {
   readonly #wakers = new Map<() => void, boolean>();
   /** Set by `close`: nothing more is asked of the database, and every call rejects. */
   #closed = false;
+  /**
+   * The adds that arrive while one is in flight go out together, each item once: one statement per round trip. One
+   * add alone is the function `add`; several, `add_many`.
+   */
+  readonly #adds = new Batcher<string, undefined>(async (items) => {
+    const [item] = items;
+    if (items.length === 1) await this.#call("add", "add($1, $2, $3)", [this.name, item, this.#now()]);
+    else await this.#call("add", "add_many($1, $2, $3)", [this.name, [...new Set(items)], this.#now()]);
+    return items.map(() => undefined);
+  });
+  /** The dones that arrive while one is in flight go out together; each answers `ok` or `stale`. One alone is `done`. */
+  readonly #dones = new Batcher<Lease, unknown>(async (leases) => {
+    const [lease] = leases as [Lease];
+    if (leases.length === 1) {
+      const [row] = await this.#call("done", "done($1, $2, $3, $4)", [this.name, lease.item, lease.token, this.#now()]);
+      return [row?.done];
+    }
+    const items = leases.map((each) => each.item);
+    const tokens = leases.map((each) => each.token);
+    const rows = await this.#call("done", "done_many($1, $2, $3, $4)", [this.name, items, tokens, this.#now()]);
+    return rows.map((row) => row.answer);
+  });
 
   /** @param options - The pool, the queue's name, `maxRetries` and, optionally, the schema, lease, clock and poll. */
   constructor(options: PostgresWorkQueueOptions) {
@@ -317,13 +341,15 @@ export class PostgresWorkQueue {
   }
 
   /**
-   * [§4](../../docs/spec.md#§4): queues `item` unless it is queued; marks it dirty if it is in flight.
+   * [§4](../../docs/spec.md#§4): queues `item` unless it is queued; marks it dirty if it is in flight. Made while another
+   * `add` of this queue object is in flight, it goes out with the others made meanwhile, in one statement (§20.1),
+   * and resolves once that statement committed.
    *
    * @param item - A string.
    */
   async add(item: string): Promise<void> {
     assertText(item);
-    await this.#call("add", "add($1, $2, $3)", [this.name, item, this.#now()]);
+    await this.#adds.call(item);
   }
 
   /**
@@ -496,11 +522,13 @@ export class PostgresWorkQueue {
     for (const wake of this.#wakers.keys()) wake();
   }
 
-  /** Wakes the oldest waiting take, if any; woken, it waits no more, so the next wake goes to the next take. */
+  /**
+   * Wakes the oldest waiting take, if any. A second wake before that take looked again wakes it again, not the next
+   * take: the item it announced is still found, by that take's look or, once it ends, by the take it passes on to.
+   */
   #wakeTake(): void {
     for (const [wake, taking] of this.#wakers) {
       if (taking) {
-        this.#wakers.delete(wake);
         wake();
         return;
       }
@@ -517,13 +545,16 @@ export class PostgresWorkQueue {
   }
 
   /**
-   * [§6](../../docs/spec.md#§6): ends the lease; a dirty item is queued again. An item left idle loses its row (§20.9).
+   * [§6](../../docs/spec.md#§6): ends the lease; a dirty item is queued again. An item left idle loses its row (§20.9). Made
+   * while another `done` of this queue object is in flight, it goes out with the others made meanwhile, in one
+   * statement (§20.1), and resolves once that statement committed.
    *
    * @param lease - What `get` or `take` answered, or `{ item, token: 0 }` holding none. A lease that expired, was
    *   superseded or was done throws {@link StaleLeaseError} (§20.4): call `retry` and `forget` before `done`.
    */
   async done(lease: Lease): Promise<void> {
-    await this.#fenced("done", lease, "done($1, $2, $3, $4)", []);
+    assertLease(lease);
+    if ((await this.#dones.call(lease)) === "stale") throw new StaleLeaseError("done", lease.item, lease.token);
   }
 
   /**

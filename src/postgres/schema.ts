@@ -189,6 +189,17 @@ begin
   perform ${s}.enqueue(p_queue, p_item, v_now);
 end $$;
 
+-- The adds a process sent together (§20.1): what happened by now settled once, then each item as add enters it,
+-- in their order.
+create or replace function ${s}.add_many(p_queue text, p_items text[], p_now double precision) returns void
+language plpgsql as $$
+declare v_now double precision := ${s}.clock(p_now); v_item text;
+begin
+  perform ${s}.settle(p_queue, v_now);
+  if ${s}.shutting_down(p_queue) then return; end if; -- §12.3
+  foreach v_item in array p_items loop perform ${s}.enqueue(p_queue, v_item, v_now); end loop;
+end $$;
+
 -- §17.1–§17.3, §17.7: a delay that is not positive is an add; otherwise an absent item, or one in flight and
 -- clean, waits until now + delay, and of two due times the earlier wins, re-ranked when moved earlier.
 create or replace function ${s}.wait(p_queue text, p_item text, p_now double precision, p_delay double precision)
@@ -300,6 +311,17 @@ begin
   end if; -- §6.3: otherwise nothing changes
   perform ${s}.tidy(p_queue, p_item);
   return 'ok';
+end $$;
+
+-- The dones a process sent together (§20.1): each as done answers it, in their order.
+create or replace function ${s}.done_many(p_queue text, p_items text[], p_tokens bigint[], p_now double precision)
+returns table (answer text)
+language plpgsql as $$
+begin
+  for i in 1 .. cardinality(p_items) loop
+    answer := ${s}.done(p_queue, p_items[i], p_tokens[i], p_now);
+    return next;
+  end loop;
 end $$;
 
 -- §7 and §12.4.
