@@ -8,7 +8,7 @@
 import pg from "pg";
 import { migrate, PostgresWorkQueue } from "../src/postgres/index.js";
 import { migration } from "../src/postgres/schema.js";
-import { databaseUrl } from "./postgres.js";
+import { databaseUrl } from "./contenders.js";
 
 /** Keys per chunk: the rows and sizes are read, after a VACUUM, between chunks. */
 const chunk = 10_000;

@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.js";
 import { assertDelay, assertMaxRetries, assertShape, expected, signalOf } from "../validate.js";
+import { Batcher } from "./batch.js";
 import { guardPool, type ObservablePool } from "./connections.js";
 import {
   DatabaseUnavailableError,
@@ -195,7 +196,8 @@ function assertPositive(name: string, ms: unknown): asserts ms is number {
  * tokens that refuse a late call ([docs/spec.md §20](../../docs/spec.md#§20-leases-on-postgresql)).
  *
  * @remarks
- * Every verb is one statement, so one transaction: it happens entirely or not at all. What a handler may assume is
+ * Every verb is one statement, so one transaction: it happens entirely or not at all. The `add`s, and the `done`s,
+ * made while one of theirs is in flight go out together as the next statement, each answering its own result (§20.1). What a handler may assume is
  * in §20.7: an item is processed at least once, and never by two live leases at once; a holder that stalls past
  * its lease can still be running when another worker gets the item, so writes downstream should carry the token.
  * Not supported yet: rate limiters other than the exponential backoff, metrics and `for await` (§20.11). The tables
@@ -240,10 +242,35 @@ export class PostgresWorkQueue {
   readonly #backoff: readonly [number | null, number | null];
   /** The client a waiting `take` listens on, while one is connected. */
   #listener: Promise<ListeningClient> | undefined;
-  /** Wakes every waiting `take` to look again: called on a notification and on `shutDown`. */
-  readonly #wakers = new Set<() => void>();
+  /**
+   * The wakers of the waiting `take`s and drains, oldest first, each with whether it is a `take`'s: a notification
+   * of one item queued wakes one `take` (§20.10), any other notification and `shutDown` wake them all.
+   */
+  readonly #wakers = new Map<() => void, boolean>();
   /** Set by `close`: nothing more is asked of the database, and every call rejects. */
   #closed = false;
+  /**
+   * The adds that arrive while one is in flight go out together, each item once: one statement per round trip. One
+   * add alone is the function `add`; several, `add_many`.
+   */
+  readonly #adds = new Batcher<string, undefined>(async (items) => {
+    const [item] = items;
+    if (items.length === 1) await this.#call("add", "add($1, $2, $3)", [this.name, item, this.#now()]);
+    else await this.#call("add", "add_many($1, $2, $3)", [this.name, [...new Set(items)], this.#now()]);
+    return items.map(() => undefined);
+  });
+  /** The dones that arrive while one is in flight go out together; each answers `ok` or `stale`. One alone is `done`. */
+  readonly #dones = new Batcher<Lease, unknown>(async (leases) => {
+    const [lease] = leases as [Lease];
+    if (leases.length === 1) {
+      const [row] = await this.#call("done", "done($1, $2, $3, $4)", [this.name, lease.item, lease.token, this.#now()]);
+      return [row?.done];
+    }
+    const items = leases.map((each) => each.item);
+    const tokens = leases.map((each) => each.token);
+    const rows = await this.#call("done", "done_many($1, $2, $3, $4)", [this.name, items, tokens, this.#now()]);
+    return rows.map((row) => row.answer);
+  });
 
   /** @param options - The pool, the queue's name, `maxRetries` and, optionally, the schema, lease, clock and poll. */
   constructor(options: PostgresWorkQueueOptions) {
@@ -314,13 +341,15 @@ export class PostgresWorkQueue {
   }
 
   /**
-   * [§4](../../docs/spec.md#§4): queues `item` unless it is queued; marks it dirty if it is in flight.
+   * [§4](../../docs/spec.md#§4): queues `item` unless it is queued; marks it dirty if it is in flight. Made while another
+   * `add` of this queue object is in flight, it goes out with the others made meanwhile, in one statement (§20.1),
+   * and resolves once that statement committed.
    *
    * @param item - A string.
    */
   async add(item: string): Promise<void> {
     assertText(item);
-    await this.#call("add", "add($1, $2, $3)", [this.name, item, this.#now()]);
+    await this.#adds.call(item);
   }
 
   /**
@@ -358,7 +387,18 @@ export class PostgresWorkQueue {
   async take(options?: { readonly signal?: AbortSignal | undefined }): Promise<Lease | undefined> {
     const signal = signalOf(options);
     signal?.throwIfAborted();
-    return this.#until(signal, async () => {
+    try {
+      return await this.#look(signal);
+    } finally {
+      // A take woken for one item may not be the one that gets it, or may stop waiting: it passes the wake on, so
+      // that no item queued is left to the next poll while another take waits.
+      this.#wakeTake();
+    }
+  }
+
+  /** A take's looks, until it has a lease or the queue has no more work. */
+  #look(signal: AbortSignal | undefined): Promise<Lease | undefined> {
+    return this.#until(signal, true, async () => {
       const lease = await this.#get("take"); // its error names the take, the call the caller made
       if (lease !== undefined) return { found: true, value: lease };
       const views = await this.#views("take");
@@ -392,21 +432,21 @@ export class PostgresWorkQueue {
    * or `pollMs` wakes it (§20.10); the waker is armed before each look, so a notification during it is not missed.
    * It listens again before each look when the listening connection was lost.
    */
-  async #until<V>(given: AbortSignal | undefined, look: () => Promise<Look<V>>): Promise<V> {
+  async #until<V>(given: AbortSignal | undefined, taking: boolean, look: () => Promise<Look<V>>): Promise<V> {
     const signal = given ?? new AbortController().signal; // one that never aborts: no case without a signal
-    let looked = await this.#round(signal, look);
-    while (!looked.found) looked = await this.#round(signal, look);
+    let looked = await this.#round(signal, taking, look);
+    while (!looked.found) looked = await this.#round(signal, taking, look);
     return looked.value;
   }
 
   /** One look of {@link #until}, after listening, and the sleep after it when it found nothing. */
-  async #round<V>(signal: AbortSignal, look: () => Promise<Look<V>>): Promise<Look<V>> {
+  async #round<V>(signal: AbortSignal, taking: boolean, look: () => Promise<Look<V>>): Promise<Look<V>> {
     await this.#listen();
     let wake = (): void => {};
     const woken = new Promise<void>((resolve) => {
       wake = resolve;
     });
-    this.#wakers.add(wake);
+    this.#wakers.set(wake, taking);
     try {
       signal.throwIfAborted();
       const looked = await look();
@@ -466,6 +506,7 @@ export class PostgresWorkQueue {
         });
         client.on("notification", (message) => {
           if (message.payload === this.name) this.#wake();
+          if (message.payload === `+${this.name}`) this.#wakeTake();
         });
         let released = false;
         const discard = (): void => {
@@ -494,9 +535,22 @@ export class PostgresWorkQueue {
     this.#refuseClosed("take"); // closed while it connected
   }
 
-  /** Wakes every waiting take. */
+  /** Wakes every waiting take and drain. */
   #wake(): void {
-    for (const wake of this.#wakers) wake();
+    for (const wake of this.#wakers.keys()) wake();
+  }
+
+  /**
+   * Wakes the oldest waiting take, if any. A second wake before that take looked again wakes it again, not the next
+   * take: the item it announced is still found, by that take's look or, once it ends, by the take it passes on to.
+   */
+  #wakeTake(): void {
+    for (const [wake, taking] of this.#wakers) {
+      if (taking) {
+        wake();
+        return;
+      }
+    }
   }
 
   /** Runs a fenced call; a stale lease throws {@link StaleLeaseError} and changed nothing. */
@@ -509,13 +563,16 @@ export class PostgresWorkQueue {
   }
 
   /**
-   * [§6](../../docs/spec.md#§6): ends the lease; a dirty item is queued again. An item left idle loses its row (§20.9).
+   * [§6](../../docs/spec.md#§6): ends the lease; a dirty item is queued again. An item left idle loses its row (§20.9). Made
+   * while another `done` of this queue object is in flight, it goes out with the others made meanwhile, in one
+   * statement (§20.1), and resolves once that statement committed.
    *
    * @param lease - What `get` or `take` answered, or `{ item, token: 0 }` holding none. A lease that expired, was
    *   superseded or was done throws {@link StaleLeaseError} (§20.4): call `retry` and `forget` before `done`.
    */
   async done(lease: Lease): Promise<void> {
-    await this.#fenced("done", lease, "done($1, $2, $3, $4)", []);
+    assertLease(lease);
+    if ((await this.#dones.call(lease)) === "stale") throw new StaleLeaseError("done", lease.item, lease.token);
   }
 
   /**
@@ -602,7 +659,7 @@ export class PostgresWorkQueue {
     const signal = signalOf(options);
     await this.shutDown();
     signal?.throwIfAborted();
-    await this.#until(signal, async () => {
+    await this.#until(signal, false, async () => {
       const views = await this.#views("shutDownWithDrain");
       if (views.size + views.inFlight + views.waiting === 0) return { found: true, value: undefined };
       return { found: false, nextEvent: views.nextEvent };

@@ -139,7 +139,7 @@ begin
   end if;
   insert into ${s}.queued (queue, item, queued_ms, position)
     values (p_queue, p_item, p_at, nextval('${s}.positions'));
-  perform pg_notify('${channel}', p_queue);
+  perform pg_notify('${channel}', '+' || p_queue); -- one item: one waiting take can use it (§20.10)
 end $$;
 
 -- What happened by now, applied at the instant each happened, earliest first (§17.5, §20.3): a waiting item falls
@@ -187,6 +187,17 @@ begin
   perform ${s}.settle(p_queue, v_now);
   if ${s}.shutting_down(p_queue) then return; end if; -- §12.3
   perform ${s}.enqueue(p_queue, p_item, v_now);
+end $$;
+
+-- The adds a process sent together (§20.1): what happened by now settled once, then each item as add enters it,
+-- in their order.
+create or replace function ${s}.add_many(p_queue text, p_items text[], p_now double precision) returns void
+language plpgsql as $$
+declare v_now double precision := ${s}.clock(p_now); v_item text;
+begin
+  perform ${s}.settle(p_queue, v_now);
+  if ${s}.shutting_down(p_queue) then return; end if; -- §12.3
+  foreach v_item in array p_items loop perform ${s}.enqueue(p_queue, v_item, v_now); end loop;
 end $$;
 
 -- §17.1–§17.3, §17.7: a delay that is not positive is an add; otherwise an absent item, or one in flight and
@@ -265,11 +276,30 @@ begin
   return (p_token = r.token and r.lease = 'live') or (p_token = 0 and not r.in_flight);
 end $$;
 
--- §6.
+-- A lease's end wakes only what waits for it: a drain, or a take while shutting down (§20.10); otherwise a done that
+-- queues nothing gives a waiting take nothing to take.
+create or replace function ${s}.ended(p_queue text) returns void
+language plpgsql as $$
+begin
+  if ${s}.shutting_down(p_queue) then perform pg_notify('${channel}', p_queue); end if;
+end $$;
+
+-- §6. The common case is one statement that is its own fence (§20.4): it ends the live lease, not expired by now,
+-- of an item not dirty, and the row goes if the item is idle (§20.9). It settles nothing, as it needs not: it
+-- queues nothing, and its answer and its change concern its own item only, whose lease it checks against now itself
+-- (§20.6). Everything else — a dirty item, token 0, a stale lease — takes the general path below.
 create or replace function ${s}.done(p_queue text, p_item text, p_token bigint, p_now double precision) returns text
 language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now); r record;
 begin
+  update ${s}.items i set in_flight = false, lease = 'finished', expires_ms = null
+    where i.queue = p_queue and i.item = p_item and i.token = p_token and i.lease = 'live' and i.expires_ms > v_now
+      and not i.dirty;
+  if found then
+    perform ${s}.tidy(p_queue, p_item);
+    perform ${s}.ended(p_queue);
+    return 'ok';
+  end if;
   perform ${s}.settle(p_queue, v_now);
   if not ${s}.fenced(p_queue, p_item, p_token) then perform ${s}.tidy(p_queue, p_item); return 'stale'; end if;
   select * into r from ${s}.items where queue = p_queue and item = p_item;
@@ -277,10 +307,21 @@ begin
     update ${s}.items set in_flight = false, lease = 'finished', expires_ms = null, dirty = false
       where queue = p_queue and item = p_item;
     if r.dirty then perform ${s}.enter(p_queue, p_item, v_now); end if; -- §6.2
-    perform pg_notify('${channel}', p_queue); -- a drain may be waiting for this done (§13.1)
+    perform ${s}.ended(p_queue); -- a drain may be waiting for this done (§13.1)
   end if; -- §6.3: otherwise nothing changes
   perform ${s}.tidy(p_queue, p_item);
   return 'ok';
+end $$;
+
+-- The dones a process sent together (§20.1): each as done answers it, in their order.
+create or replace function ${s}.done_many(p_queue text, p_items text[], p_tokens bigint[], p_now double precision)
+returns table (answer text)
+language plpgsql as $$
+begin
+  for i in 1 .. cardinality(p_items) loop
+    answer := ${s}.done(p_queue, p_items[i], p_tokens[i], p_now);
+    return next;
+  end loop;
 end $$;
 
 -- §7 and §12.4.
@@ -298,11 +339,16 @@ begin
   return 'requeued';
 end $$;
 
--- §8.
+-- §8. A live lease, not expired by now, is one statement that is its own fence (§20.4): its item is in flight, so
+-- its row stays, and nothing else changes (§20.6, as done's common case).
 create or replace function ${s}.forget(p_queue text, p_item text, p_token bigint, p_now double precision) returns text
 language plpgsql as $$
+declare v_now double precision := ${s}.clock(p_now);
 begin
-  perform ${s}.settle(p_queue, ${s}.clock(p_now));
+  update ${s}.items i set failures = 0 where i.queue = p_queue and i.item = p_item and i.token = p_token
+    and i.lease = 'live' and i.expires_ms > v_now;
+  if found then return 'ok'; end if;
+  perform ${s}.settle(p_queue, v_now);
   if ${s}.fenced(p_queue, p_item, p_token) then
     update ${s}.items set failures = 0 where queue = p_queue and item = p_item;
     perform ${s}.tidy(p_queue, p_item);
@@ -312,12 +358,17 @@ begin
   return 'stale';
 end $$;
 
--- §20.5: a live lease lasts p_lease_ms more from now; the answer is its new expiry, or null when it is not live.
+-- §20.5: a live lease lasts p_lease_ms more from now; the answer is its new expiry, or null when it is not live. A
+-- live lease not expired by now is one statement that is its own fence (§20.4, §20.6, as done's common case).
 create or replace function ${s}.extend(p_queue text, p_item text, p_token bigint, p_now double precision,
     p_lease_ms double precision) returns double precision
 language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now); v_expires double precision;
 begin
+  update ${s}.items i set expires_ms = v_now + p_lease_ms where i.queue = p_queue and i.item = p_item
+    and i.token = p_token and i.lease = 'live' and i.expires_ms > v_now
+    returning i.expires_ms into v_expires;
+  if found then return v_expires; end if;
   perform ${s}.settle(p_queue, v_now);
   if not ${s}.fenced(p_queue, p_item, p_token) then perform ${s}.tidy(p_queue, p_item); return null; end if;
   update ${s}.items set expires_ms = v_now + p_lease_ms where queue = p_queue and item = p_item and in_flight

@@ -1,0 +1,153 @@
+/**
+ * The PostgreSQL queues the benchmark drives, behind one interface: `PostgresWorkQueue` and pg-boss (a dev
+ * dependency, for this benchmark only), each in a schema of its own that `close` drops. graphile-worker is in
+ * `graphile.ts`.
+ */
+import pg from "pg";
+import PgBoss from "pg-boss";
+import { migrate, PostgresWorkQueue } from "../src/postgres/index.js";
+
+/** The database measured: the machine's PostgreSQL, or `WORKQUEUE_DATABASE_URL`. */
+export const databaseUrl = process.env.WORKQUEUE_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** The connections each queue may open: one pool of this size per queue, enough for 16 workers. */
+export const poolSize = 20;
+
+/** What one queue answers: the verbs the benchmark drives, whatever the queue calls them. */
+export interface Contender {
+  /** Queues `item`. */
+  add(item: string): Promise<void>;
+  /**
+   * Moves to a fresh queue of the same schema, leaving behind what the last round left (a round ends after a time
+   * limit), and queues all `items` there, as fast as the queue can; not timed.
+   */
+  fill(items: readonly string[]): Promise<void>;
+  /** The next item and what finishes it, or `undefined` when nothing is queued; never waits. Absent when the queue hands out work only to its own worker loop (graphile-worker). */
+  readonly get?: (() => Promise<Got | undefined>) | undefined;
+  /** The next item, waiting for one (ours: `take`; pg-boss has no waiting fetch, so it fetches again), or `undefined` once `stop` aborts. Absent like `get`. */
+  readonly next?: ((stop: AbortSignal) => Promise<Got | undefined>) | undefined;
+  /** Runs `handler` on each item queued, by the queue's own worker loop with `workers` workers, until the returned stop. */
+  work(handler: (item: string) => void, workers: number): Promise<() => Promise<void>>;
+  /** Drops the queue's schema and ends its connections. */
+  close(): Promise<void>;
+}
+
+/** An item handed out, and what finishes it (`done`, `complete`). */
+export interface Got {
+  readonly item: string;
+  finish(): Promise<void>;
+}
+
+/** A schema name of its own for one contender of one run. */
+export const schemaName = (prefix: string) => `bench_${prefix}_${process.pid}_${Math.floor(Math.random() * 1e9)}`;
+
+/** Drops `schema` over a connection of its own. */
+export async function dropSchema(schema: string): Promise<void> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  await pool.query(`drop schema if exists "${schema}" cascade`);
+  await pool.end();
+}
+
+export async function ours(): Promise<Contender> {
+  const schema = schemaName("workqueue");
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+  await migrate(pool, { schema });
+  let rounds = 0;
+  const open = () => new PostgresWorkQueue({ pool, schema, name: `bench${rounds}`, maxRetries: 5 });
+  let queue = open();
+  const take = async (stop: AbortSignal) =>
+    queue.take({ signal: stop }).catch((error) => {
+      if (stop.aborted) return undefined;
+      throw error;
+    });
+  return {
+    add: (item) => queue.add(item),
+    async fill(items) {
+      await queue.close();
+      rounds += 1;
+      queue = open();
+      // One statement of as many adds, each as `add` makes it: the same rows, without a round trip per item.
+      await pool.query(`select "${schema}".add($1, item, null) from unnest($2::text[]) item`, [queue.name, items]);
+    },
+    async get() {
+      const lease = await queue.get();
+      return lease && { item: lease.item, finish: () => queue.done(lease) };
+    },
+    async next(stop) {
+      const lease = await take(stop);
+      return lease && { item: lease.item, finish: () => queue.done(lease) };
+    },
+    async work(handler, workers) {
+      const stopped = new AbortController();
+      const loops = Array.from({ length: workers }, async () => {
+        for (;;) {
+          const lease = await take(stopped.signal);
+          if (lease === undefined) return;
+          handler(lease.item);
+          await queue.done(lease);
+        }
+      });
+      return async () => {
+        stopped.abort();
+        await Promise.all(loops);
+      };
+    },
+    async close() {
+      await queue.close();
+      await pool.query(`drop schema if exists "${schema}" cascade`);
+      await pool.end();
+    },
+  };
+}
+
+/** pg-boss with the keyed semantics closest to ours: a `stately` queue, the item as `singletonKey`. */
+export async function pgBoss(): Promise<Contender> {
+  const schema = schemaName("pgboss");
+  const boss = new PgBoss({ connectionString: databaseUrl, schema, max: poolSize, supervise: false, schedule: false });
+  boss.on("error", (error) => process.stderr.write(`pg-boss: ${error.message}\n`));
+  await boss.start();
+  let name = "bench0";
+  await boss.createQueue(name, { name, policy: "stately" });
+  const get = async (): Promise<Got | undefined> => {
+    const [job] = await boss.fetch<{ item: string }>(name);
+    return job && { item: job.data.item, finish: async () => void (await boss.complete(name, job.id)) };
+  };
+  return {
+    async add(item) {
+      await boss.send(name, { item }, { singletonKey: item });
+    },
+    async fill(items) {
+      name = `bench${Number(name.slice(5)) + 1}`;
+      await boss.createQueue(name, { name, policy: "stately" });
+      for (let i = 0; i < items.length; i += 500) {
+        await boss.insert(items.slice(i, i + 500).map((item) => ({ name, data: { item }, singletonKey: item })));
+      }
+    },
+    get,
+    async next(stop) {
+      for (;;) {
+        if (stop.aborted) return undefined;
+        const got = await get();
+        if (got !== undefined) return got;
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    },
+    async work(handler, workers) {
+      // Its shortest polling interval: pg-boss's workers poll, and a send does not wake them.
+      const ids = await Promise.all(
+        Array.from({ length: workers }, () =>
+          boss.work<{ item: string }>(name, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
+            if (job !== undefined) handler(job.data.item);
+          }),
+        ),
+      );
+      return async () => {
+        await Promise.all(ids.map((id) => boss.offWork({ id })));
+      };
+    },
+    async close() {
+      await boss.stop({ graceful: false, wait: true });
+      await dropSchema(schema);
+    },
+  };
+}
