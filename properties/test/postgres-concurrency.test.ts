@@ -5,6 +5,7 @@
 import pg from "pg";
 import { afterAll, expect, test } from "vitest";
 import { PostgresWorkQueue } from "../../src/postgres/index.js";
+import { channelOf } from "../../src/postgres/schema.js";
 import { checkHistory } from "../history/check-history.js";
 import { concurrentGets } from "./postgres/concurrent.js";
 import { databaseUrl, freshName, freshSchema } from "./postgres/database.js";
@@ -107,8 +108,20 @@ test("close ends the listening connection rather than pool it, rejects the waiti
   const queue = new PostgresWorkQueue({ pool: own, schema, name, maxRetries: 3, pollMs: 60_000 });
   await queue.add("a");
   await queue.get();
+  const listening = async () =>
+    (
+      await pool.query("select count(*)::int as n from pg_stat_activity where query = $1", [
+        `listen "${channelOf(schema)}"`,
+      ])
+    ).rows[0].n as number;
+  const before = await listening();
   const taken = queue.take().catch((e: unknown) => e);
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  // The take is waiting once its listening connection has run LISTEN: counted then, not after a guessed pause.
+  const deadline = Date.now() + 10_000;
+  while ((await listening()) === before) {
+    if (Date.now() > deadline) throw new Error("the take did not LISTEN within 10 s");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
   const connections = own.totalCount;
   await queue.close();
   expect(own.totalCount).toBe(connections - 1); // a pooled listener would stay LISTENing for its next user
