@@ -1,11 +1,10 @@
 /**
  * The controller loop on PostgreSQL (docs/spec.md §20.12–§20.16), on the machine's server: `runLeaseWorkers` handles every
  * key with its lease, never one key in two handlers, keeps a long handler's lease alive with heartbeats, aborts the
- * handler whose lease was lost and stops its calls at the refused one, waits out a database it cannot reach, stops
- * on a setup mistake with its error, and loses nothing when a worker process is killed mid-handler. Every worker's
+ * handler whose lease was lost and stops its calls at the refused one, waits out a database it cannot reach, and stops
+ * on a setup mistake with its error (a worker process killed mid-handler: postgres-workers-killed.test.ts). Every worker's
  * calls after its handler are compared with the model's `leaseWorkerCalls`; `for await` takes leases until shutdown.
  */
-import { fork } from "node:child_process";
 import pg from "pg";
 import { afterEach, expect, test } from "vitest";
 import { type LeaseFault, leaseWorkerCalls, type WorkerCall } from "../../model/index.js";
@@ -18,7 +17,7 @@ import {
   SchemaNotMigratedError,
   StaleLeaseError,
 } from "../../src/postgres/index.js";
-import { databaseUrl, freshName, freshSchema } from "./postgres/database.js";
+import { freshName, freshSchema } from "./postgres/database.js";
 
 const { pool, schema } = freshSchema("leaseworkers");
 
@@ -368,36 +367,6 @@ test("bad arguments throw before any worker starts, naming the value", () => {
   expect(() => runLeaseWorkers(queue, handler, { signal: 1 } as unknown as LeaseWorkerOptions)).toThrow(TypeError);
   expect(() => runLeaseWorkers(queue, handler, 1 as unknown as LeaseWorkerOptions)).toThrow(TypeError);
 });
-
-test("a worker process killed with SIGKILL mid-handler loses nothing: its lease expires, a worker left handles the key once, and the drain resolves", async () => {
-  const name = freshName();
-  const leaseMs = 1_500;
-  const queue = open(name, leaseMs);
-  await queue.add("held");
-  const child = fork(
-    new URL("./fixtures/lease-worker.mjs", import.meta.url).pathname,
-    [databaseUrl, schema, name, String(leaseMs)],
-    { stdio: ["ignore", "pipe", "inherit", "ipc"] },
-  );
-  const started = await new Promise<{ item: string; token: number }>((resolve) => {
-    let output = "";
-    child.stdout?.on("data", (chunk) => {
-      output += String(chunk);
-      if (output.includes("\n")) resolve(JSON.parse(output));
-    });
-  });
-  expect(started.item).toBe("held");
-  const handled: [string, number][] = [];
-  const workers = runLeaseWorkers(queue, (key, { token }) => {
-    handled.push([key, token]);
-  });
-  child.kill("SIGKILL");
-  await queue.shutDownWithDrain();
-  await workers;
-  expect(handled.map(([item]) => item)).toEqual(["held"]);
-  expect(handled.every(([, token]) => token > started.token)).toBe(true);
-  expect([await queue.size(), await queue.inFlight()]).toEqual([0, 0]);
-}, 60_000);
 
 test("for await over the queue takes leases until the queue shut down and nothing is left", async () => {
   const queue = open(freshName());
