@@ -258,7 +258,12 @@ if (values.storage) {
             `tables after ${Math.min(keys, 10_000).toLocaleString("en-US")} keys`,
             "tables at end",
           ],
-        )}\n`,
+        )}\n${[removed, kept]
+          .map(
+            (r, i) =>
+              `tables after each 10,000 keys, ${i === 0 ? "rows removed" : "rows kept"} (MiB): ${r.bytesByChunk.map((b) => (b / 2 ** 20).toFixed(2)).join(" ")}`,
+          )
+          .join("\n")}\n`,
   );
   process.exit(0);
 }

@@ -24,6 +24,8 @@ export interface StorageResult {
   /** The bytes of `items` and `queued` with their indexes, after the first chunk and at the end. */
   readonly bytesAfterFirstChunk: number;
   readonly bytesAtEnd: number;
+  /** The same bytes after every chunk, in order: flat once storage no longer grows with the keys that passed. */
+  readonly bytesByChunk: readonly number[];
   /** Whether the server's autovacuum is on (the chunks VACUUM either way). */
   readonly autovacuum: string;
 }
@@ -57,7 +59,7 @@ export async function measureStorage(
     };
     let passed = 0;
     let elapsed = 0;
-    let bytesAfterFirstChunk = 0;
+    const bytesByChunk: number[] = [];
     while (passed < keys) {
       const size = Math.min(chunk, keys - passed);
       const first = passed;
@@ -76,8 +78,7 @@ export async function measureStorage(
       for (let lease = await queue.get(); lease !== undefined; lease = await queue.get()) await queue.done(lease);
       elapsed += performance.now() - started;
       passed += size;
-      const measured = await bytes();
-      if (bytesAfterFirstChunk === 0) bytesAfterFirstChunk = measured;
+      bytesByChunk.push(await bytes());
       progress(`storage (${remove ? "rows removed" : "rows kept"}): ${passed.toLocaleString("en-US")} keys`);
     }
     if ((await queue.size()) + (await queue.inFlight()) !== 0) throw new Error("bench/storage.ts: keys left queued");
@@ -88,8 +89,9 @@ export async function measureStorage(
       keys,
       keysPerSecond: keys / (elapsed / 1000),
       rows: rows[0].n as number,
-      bytesAfterFirstChunk,
+      bytesAfterFirstChunk: bytesByChunk[0] ?? 0,
       bytesAtEnd: await bytes(),
+      bytesByChunk,
       autovacuum,
     };
   } finally {
