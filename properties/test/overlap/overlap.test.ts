@@ -6,7 +6,8 @@
  */
 import { describe, expect, test } from "vitest";
 import { WorkQueue } from "../../../src/index.js";
-import { checkOverlapping, firstUnexplainedRound } from "../../overlap/check-overlapping.js";
+import { checkOverlapping } from "../../overlap/check-overlapping.js";
+import { firstUnexplainedRound } from "../../overlap/runs.js";
 import { formatReport } from "../../report/text.js";
 import { checkConformance } from "../../sequential/check-conformance.js";
 import { expectConforms, runs, seed } from "../settings.js";
