@@ -8,7 +8,7 @@
 //   printed against the Python example: exit 0 and a valid JUnit file; with a bad option, exit 2 and still both
 //   reports;
 // - a project that runs the README's examples installs with the README's other install lines, runs every block the
-//   way the README says (properties/test/readme.test.ts, pointed at the project: `npx tsx`, `npx vitest run`),
+//   way the README says (properties/test/package/readme.test.ts, pointed at the project: `npx tsx`, `npx vitest run`),
 //   type-checks them, runs the README's `--module` lines, and scrapes the Prometheus exporter.
 // Exits 1 at the first thing that fails, saying what.
 import { execFileSync, spawnSync } from "node:child_process";
@@ -250,7 +250,7 @@ run(
     "run",
     "--config",
     ".config/vitest.config.ts",
-    "properties/test/readme.test.ts",
+    "properties/test/package/readme.test.ts",
   ],
   root,
   { WORKQUEUE_CONSUMER: examples },

@@ -19,11 +19,11 @@ export default defineConfig({
     ...base.test,
     env: { WORKQUEUE_SEED: "20261202", WORKQUEUE_RUNS_SCALE: "0.25", WORKQUEUE_SHAPE: "both" },
     include: [
-      "properties/test/invariants.test.ts",
-      "properties/test/gate.test.ts",
-      "properties/test/diagnose.test.ts",
-      "properties/test/reference.test.ts",
-      "properties/test/strength.test.ts",
+      "properties/test/sequential/invariants.test.ts",
+      "properties/test/sequential/gate.test.ts",
+      "properties/test/sequential/diagnose.test.ts",
+      "properties/test/sequential/reference.test.ts",
+      "properties/test/sequential/strength.test.ts",
     ],
   },
 });

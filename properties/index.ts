@@ -44,11 +44,11 @@ export type { LifecycleRule } from "./lifecycle/rules.js";
 export type { LifecycleFactory, LifecycleSubject, LifecycleWaitOptions } from "./lifecycle/scenario.js";
 export {
   checkOverlapping,
-  type OverlapCall,
   type OverlapCounterexample,
   type OverlappingOptions,
   type OverlappingReport,
 } from "./overlap/check-overlapping.js";
+export type { OverlapCall } from "./overlap/runs.js";
 export { type ConnectOptions, connect, type ProtocolDriver } from "./protocol/driver.js";
 export { type JsonSchema, type ReplyKind, type RequestOp, replySchemas, requestSchemas } from "./protocol/schema.js";
 export { serve } from "./protocol/serve.js";

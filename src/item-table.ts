@@ -119,7 +119,7 @@ export class ItemTable<T> {
   }
 
   /** Counts the absent `slot` out of the tombstones, if it is one, before it is queued or handed out again. */
-  // Stryker disable BlockStatement,ConditionalExpression,UpdateOperator: equivalent where a revived tombstone still counts (`{}`, `false`, `++`): that only sweeps earlier, and a tombstone is an absent item either way; the variant that sweeps later (`true`) is killed by properties/test/memory.test.ts
+  // Stryker disable BlockStatement,ConditionalExpression,UpdateOperator: equivalent where a revived tombstone still counts (`{}`, `false`, `++`): that only sweeps earlier, and a tombstone is an absent item either way; the variant that sweeps later (`true`) is killed by properties/test/queue/memory.test.ts
   revive(slot: number): void {
     if (this.#states[slot] === TOMBSTONE) this.#tombstones--;
   }
@@ -157,7 +157,7 @@ export class ItemTable<T> {
   #bury(slot: number): void {
     this.#states[slot] = TOMBSTONE;
     this.#tombstones++;
-    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: equivalent when they only sweep earlier or more often (`true`, `>=`): a tombstone is an absent item either way, so no caller can tell; the variants that sweep later or never (`false`, `<=`, `/`) are killed by properties/test/memory.test.ts
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: equivalent when they only sweep earlier or more often (`true`, `>=`): a tombstone is an absent item either way, so no caller can tell; the variants that sweep later or never (`false`, `<=`, `/`) are killed by properties/test/queue/memory.test.ts
     if (2 * this.#tombstones > this.#slots.size) this.#sweep();
   }
 

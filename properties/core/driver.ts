@@ -9,6 +9,7 @@ import { ProtocolBreach } from "./breach.js";
 import { Deadline } from "./deadline.js";
 import type { Views } from "./invariants.js";
 import type { Answer, Backoff, Operation } from "./operation.js";
+import { defaultTimeoutMs } from "./options.js";
 import { showCall, showValue } from "./render.js";
 import {
   capture,
@@ -239,7 +240,7 @@ export function inProcess<T>(
   factory: SubjectFactory<T>,
   options: { readonly shutDown?: boolean; readonly timeoutMs?: number; readonly time?: boolean } = {},
 ): Driver {
-  const timeoutMs = options.timeoutMs ?? 5000;
+  const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
   const ready = (subject: Subject<T>, clock: ClockModel | undefined): Observe => {
     const has = (name: string) =>
       touch(

@@ -26,13 +26,22 @@ export interface QualifiedBase {
   readonly timeoutMs: number;
 }
 
+/** How many runs a check makes when it is not told. */
+export const defaultRuns = 100;
+
+/**
+ * How long, in milliseconds, a call, a view or a round may take to settle when a check or a driver is not told:
+ * the default of every `timeoutMs`.
+ */
+export const defaultTimeoutMs = 5000;
+
 /** The options every check has, with their defaults: 100 runs, no time, 120 s to shrink, 5 s a call. */
 export function qualifyBase(options: BaseOptions): QualifiedBase {
   return {
-    runs: options.runs ?? 100,
+    runs: options.runs ?? defaultRuns,
     time: options.time === true,
     shrinkTimeMs: options.shrinkTimeMs ?? defaultShrinkTimeMs,
-    timeoutMs: options.timeoutMs ?? 5000,
+    timeoutMs: options.timeoutMs ?? defaultTimeoutMs,
   };
 }
 

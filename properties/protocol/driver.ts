@@ -8,6 +8,7 @@ import { ProtocolBreach } from "../core/breach.js";
 import type { Driver, Observation, Observe } from "../core/driver.js";
 import type { Views } from "../core/invariants.js";
 import type { Answer, Backoff, Operation } from "../core/operation.js";
+import { defaultTimeoutMs } from "../core/options.js";
 import type { Step } from "../core/verify.js";
 import { describeErrors, type RequestOp, replyTo, validators } from "./schema.js";
 import { Session } from "./session.js";
@@ -166,7 +167,7 @@ export async function connect(
   args: readonly string[],
   options: ConnectOptions = {},
 ): Promise<ProtocolDriver> {
-  const timeoutMs = options.timeoutMs ?? 5000;
+  const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
   const session = await Session.spawn(command, args, options.startupTimeoutMs ?? Math.max(30_000, timeoutMs));
   let hello: { name: string; features: string[] };
   try {

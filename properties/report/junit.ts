@@ -1,6 +1,6 @@
 /**
  * The gate's JUnit XML report, for CI dashboards: one test suite, with one test case for the profile that was checked,
- * in the structure of the Apache Ant JUnit schema, which CI dashboards read (checked by properties/test/reports.test.ts).
+ * in the structure of the Apache Ant JUnit schema, which CI dashboards read (checked by properties/test/reports/reports.test.ts).
  */
 
 import { hostname } from "node:os";

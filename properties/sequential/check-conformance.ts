@@ -3,13 +3,13 @@
  * overlap, the check of overlapping calls (overlap/); one report composed of the two checks' reports.
  */
 import { ClockModel } from "../../model/index.js";
-import { inProcess as inProcessDriver } from "../core/driver.js";
+import { inProcess } from "../core/driver.js";
 import { invariants } from "../core/invariants.js";
 import { encodeReplay, type Replay } from "../core/replay.js";
 import { isThenable, type SubjectFactory } from "../core/subject.js";
 import { checkOverlapping, linearizable, type OverlappingReport } from "../overlap/check-overlapping.js";
 import { checkSequential } from "./conformance.js";
-import { type ConformanceOptions, inProcess, type QualifiedOptions, qualify, tokenOptions } from "./options.js";
+import { type ConformanceOptions, inProcessDefaults, type QualifiedOptions, qualify, tokenOptions } from "./options.js";
 import { type ConformanceReport, type Counterexample, overlapReplay } from "./report.js";
 
 /**
@@ -35,13 +35,13 @@ export async function checkConformance<T>(
   factory: SubjectFactory<T>,
   options: ConformanceOptions = {},
 ): Promise<ConformanceReport> {
-  const qualified = qualify(options, inProcess);
+  const qualified = qualify(options, inProcessDefaults);
   if (qualified.replay?.replayPath === overlapReplay) {
     const overlap = await overlapping(factory, qualified, qualified.replay);
     return composed(notRun(qualified), overlap, qualified);
   }
   const { shutDown, timeoutMs, time } = qualified;
-  const report = await checkSequential(inProcessDriver(factory, { shutDown, timeoutMs, time }), qualified);
+  const report = await checkSequential(inProcess(factory, { shutDown, timeoutMs, time }), qualified);
   if (report.verdict !== "conforms" || qualified.replay !== undefined) return report;
   if (!(qualified.overlapping ?? (await answersPromises(factory, time)))) return report;
   return composed(report, await overlapping(factory, qualified, undefined), qualified);

@@ -8,7 +8,7 @@ import { OptionError } from "../core/errors.js";
 import { invariants } from "../core/invariants.js";
 import { isThenable } from "../core/subject.js";
 import { probeIndependence } from "./independence.js";
-import { type ConformanceOptions, overDriver, type QualifiedOptions, qualify } from "./options.js";
+import { type ConformanceOptions, driverDefaults, type QualifiedOptions, qualify } from "./options.js";
 import { type ConformanceReport, type Counterexample, overlapReplay, type UncheckedView } from "./report.js";
 import { runsFrom } from "./runs.js";
 import { limitsOf, shrink, tokenOf } from "./shrink.js";
@@ -69,7 +69,7 @@ function watched(driver: Driver, seen: Set<string>): Driver {
  * @public
  */
 export function checkDriver(subject: Driver, options: ConformanceOptions = {}): Promise<ConformanceReport> {
-  const qualified = qualify(options, overDriver);
+  const qualified = qualify(options, driverDefaults);
   if (qualified.replay?.replayPath === overlapReplay) {
     throw new OptionError(
       "The replay token replays overlapping calls (§10.8), which only checkConformance makes, in process: replay it there",

@@ -111,10 +111,10 @@ export interface CheckContext {
 }
 
 /** The context of {@link checkDriver}: any driver, its queue perhaps outside this process. */
-export const overDriver: CheckContext = { items: stringItems, delays: "finite" };
+export const driverDefaults: CheckContext = { items: stringItems, delays: "finite" };
 
 /** The context of {@link checkConformance}: a factory's queues, in process. */
-export const inProcess: CheckContext = { items: anyItems, delays: "any" };
+export const inProcessDefaults: CheckContext = { items: anyItems, delays: "any" };
 
 /** {@link ConformanceOptions} with every default filled, but for the replay and the seed (see {@link qualify}). */
 export interface SettledOptions extends QualifiedBase {
@@ -199,5 +199,5 @@ export function tokenOptions(options: SettledOptions): ReplayOptions {
  * @internal
  */
 export function replayOptionsOf(options: ConformanceOptions): ReplayOptions {
-  return tokenOptions(settle(options, overDriver));
+  return tokenOptions(settle(options, driverDefaults));
 }

@@ -7,7 +7,7 @@ import type { Invariant, Rule } from "../core/invariants.js";
 import type { Backoff } from "../core/operation.js";
 import type { ShrinkStop } from "../core/shrink-budget.js";
 import type { Step } from "../core/verify.js";
-import type { OverlapCall } from "../overlap/check-overlapping.js";
+import type { OverlapCall } from "../overlap/runs.js";
 
 /**
  * The outcome of {@link checkConformance}.

@@ -4,7 +4,7 @@
  */
 import * as fc from "fast-check";
 import { type Delays, type Scenario, scenario } from "../core/arbitraries.js";
-import { type ConformanceOptions, overDriver, type SettledOptions, settle } from "./options.js";
+import { type ConformanceOptions, driverDefaults, type SettledOptions, settle } from "./options.js";
 
 /** The runs of a check with `options`; with `replayPath`, fast-check's hint for the sequence to replay. */
 export function runsFrom(options: SettledOptions, replayPath: string | undefined): fc.Arbitrary<Scenario> {
@@ -38,7 +38,7 @@ export function runsFrom(options: SettledOptions, replayPath: string | undefined
 export function runsOf(
   options: ConformanceOptions,
   replayPath: string | undefined,
-  delays: Delays = overDriver.delays,
+  delays: Delays = driverDefaults.delays,
 ): fc.Arbitrary<Scenario> {
-  return runsFrom(settle(options, { ...overDriver, delays }), replayPath);
+  return runsFrom(settle(options, { ...driverDefaults, delays }), replayPath);
 }

@@ -1,7 +1,7 @@
 /**
  * `npm run vectors`: writes the conformance vectors, generated from the model, into properties/vectors/ of the
  * repository this file was built in (it runs from dist/properties/vectors/, three folders below). Run it after a
- * change to the model, the traces or the generator, and commit what changed: properties/test/vectors.test.ts fails
+ * change to the model, the traces or the generator, and commit what changed: properties/test/reports/vectors.test.ts fails
  * until then.
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";

@@ -1,0 +1,101 @@
+/**
+ * Calls of `PostgresWorkQueue` that go out together (docs/spec.md §20.1): the `done`s, and the `add`s, that arrive
+ * while one statement of their kind is in flight are sent as one statement, each answering its own result, and
+ * resolving only once that statement committed.
+ */
+import type pg from "pg";
+import { expect, test } from "vitest";
+import { PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
+import { freshName, freshSchema } from "./database.js";
+
+const { pool, schema } = freshSchema("batching");
+
+/** `pool`, counting the statements sent through it by the function each calls. */
+function counting(inner: pg.Pool): { readonly pool: pg.Pool; readonly sent: string[] } {
+  const sent: string[] = [];
+  const spy = new Proxy(inner, {
+    get(target, key) {
+      if (key === "query") {
+        return (text: string, values?: unknown[]) => {
+          sent.push(/\.(\w+)\(/.exec(text)?.[1] ?? text);
+          return target.query(text, values);
+        };
+      }
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { pool: spy, sent };
+}
+
+test("dones made at once go out in two statements, the first alone and the rest together, each answering its own result", async () => {
+  const { pool: counted, sent } = counting(pool);
+  const queue = new PostgresWorkQueue({ pool: counted, schema, name: freshName(), maxRetries: 1 });
+  const items = ["a", "b", "c", "d", "e"];
+  for (const item of items) await queue.add(item);
+  const leases = [];
+  for (const _ of items) leases.push(await queue.get());
+  const held = leases.map((lease) => lease as NonNullable<typeof lease>);
+  sent.length = 0;
+  const [first, ...rest] = held as [NonNullable<(typeof leases)[0]>, ...NonNullable<(typeof leases)[0]>[]];
+  // The second done of c in the same statement is refused: the first ended the lease (§20.4).
+  const outcomes = await Promise.allSettled([
+    queue.done(first),
+    ...rest.map((lease) => queue.done(lease)),
+    queue.done(held[2] as typeof first),
+  ]);
+  expect(sent).toEqual(["done", "done_many"]);
+  expect(outcomes.map((outcome) => outcome.status)).toEqual([
+    "fulfilled",
+    "fulfilled",
+    "fulfilled",
+    "fulfilled",
+    "fulfilled",
+    "rejected",
+  ]);
+  const refused = outcomes[5] as PromiseRejectedResult;
+  expect(refused.reason).toBeInstanceOf(StaleLeaseError);
+  expect((refused.reason as Error).message).toContain(`token ${held[2]?.token}`);
+  expect(await queue.inFlight()).toBe(0); // every done committed before it resolved
+  expect(await queue.size()).toBe(0);
+});
+
+test("adds made at once go out in two statements, an item added twice among them queued once, in the order they were made", async () => {
+  const { pool: counted, sent } = counting(pool);
+  const queue = new PostgresWorkQueue({ pool: counted, schema, name: freshName(), maxRetries: 1 });
+  await Promise.all(["a", "b", "c", "b", "d"].map((item) => queue.add(item)));
+  expect(sent).toEqual(["add", "add_many"]);
+  expect(await queue.size()).toBe(4);
+  const order = [];
+  for (let lease = await queue.get(); lease !== undefined; lease = await queue.get()) order.push(lease.item);
+  expect(order).toEqual(["a", "b", "c", "d"]);
+});
+
+test("a statement that fails rejects every call it carried, and the calls after it go out again", async () => {
+  const { pool: counted, sent } = counting(pool);
+  const name = freshName();
+  const queue = new PostgresWorkQueue({ pool: counted, schema, name, maxRetries: 1 });
+  let fail = true;
+  const failing = new Proxy(counted, {
+    get(target, key) {
+      if (key === "query" && fail) {
+        return (text: string) => {
+          sent.push(text);
+          return Promise.reject(new Error("refused by the test"));
+        };
+      }
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const broken = new PostgresWorkQueue({ pool: failing, schema, name, maxRetries: 1 });
+  const outcomes = await Promise.allSettled(["a", "b", "c"].map((item) => broken.add(item)));
+  expect(outcomes.map((outcome) => (outcome as PromiseRejectedResult).reason?.message)).toEqual([
+    "refused by the test",
+    "refused by the test",
+    "refused by the test",
+  ]);
+  fail = false;
+  await Promise.all(["d", "e"].map((item) => broken.add(item)));
+  expect(await queue.size()).toBe(2);
+});

@@ -1,0 +1,381 @@
+/**
+ * The controller loop on PostgreSQL (docs/spec.md §20.12–§20.16), on the machine's server: `runLeaseWorkers` handles every
+ * key with its lease, never one key in two handlers, keeps a long handler's lease alive with heartbeats, aborts the
+ * handler whose lease was lost and stops its calls at the refused one, waits out a database it cannot reach, and stops
+ * on a setup mistake with its error (a worker process killed mid-handler: lease-workers-killed.test.ts). Every worker's
+ * calls after its handler are compared with the model's `leaseWorkerCalls`; `for await` takes leases until shutdown.
+ */
+import pg from "pg";
+import { afterEach, expect, test } from "vitest";
+import { type LeaseFault, leaseWorkerCalls, type WorkerCall } from "../../../model/index.js";
+import {
+  DatabaseUnavailableError,
+  type LeasedQueue,
+  type LeaseWorkerOptions,
+  PostgresWorkQueue,
+  runLeaseWorkers,
+  SchemaNotMigratedError,
+  StaleLeaseError,
+} from "../../../src/postgres/index.js";
+import { freshName, freshSchema } from "./database.js";
+
+const { pool, schema } = freshSchema("leaseworkers");
+
+/** The queues a test opened, closed after it, so that a failed test leaves the pool's connections to the next. */
+const opened: PostgresWorkQueue[] = [];
+afterEach(async () => {
+  for (const queue of opened.splice(0)) await queue.close();
+});
+
+/** A queue of the suite's schema, closed after the test. */
+function open(name: string, leaseMs = 30_000, maxRetries = 3): PostgresWorkQueue {
+  const queue = new PostgresWorkQueue({ pool, schema, name, maxRetries, leaseMs, pollMs: 100 });
+  opened.push(queue);
+  return queue;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The calls each lease's worker made after its handler, as the model names them, recorded by wrapping the queue's
+ * verbs and the callbacks; `faults` keeps how a verb failed, for the model.
+ */
+class Recorder {
+  readonly calls = new Map<number, WorkerCall[]>();
+  readonly faults = new Map<number, Partial<Record<"forget" | "retry" | "done", LeaseFault>>>();
+  readonly outcomes = new Map<number, { succeeded: boolean; requeued: boolean }>();
+  readonly errors: [string | undefined, unknown][] = [];
+  #last = new Map<string, number>();
+
+  constructor(readonly queue: LeasedQueue) {}
+
+  /** The queue, with `forget`, `retry` and `done` recorded. */
+  wrapped(): LeasedQueue {
+    const q = this.queue;
+    const record = async <V>(verb: "forget" | "retry" | "done", token: number, call: () => Promise<V>) => {
+      this.#push(token, verb);
+      try {
+        return await call();
+      } catch (error) {
+        const fault: LeaseFault = error instanceof StaleLeaseError ? "refused" : "unavailable";
+        this.faults.set(token, { ...this.faults.get(token), [verb]: fault });
+        throw error;
+      }
+    };
+    return {
+      leaseMs: q.leaseMs,
+      take: (options) => q.take(options),
+      extend: (lease) => q.extend(lease),
+      forget: (lease) => record("forget", lease.token, () => q.forget(lease)),
+      retry: (lease) =>
+        record("retry", lease.token, async () => {
+          const requeued = await q.retry(lease);
+          this.outcomes.set(lease.token, { succeeded: false, requeued });
+          return requeued;
+        }),
+      done: (lease) => record("done", lease.token, () => q.done(lease)),
+    };
+  }
+
+  /** The callbacks, recorded against the latest lease of their item. */
+  options(extra: LeaseWorkerOptions = {}): LeaseWorkerOptions {
+    return {
+      ...extra,
+      onError: (item, error) => {
+        this.errors.push([item, error]);
+        if (item !== undefined) this.#push(this.#last.get(item) ?? -1, "onError");
+      },
+      onGiveUp: (item) => this.#push(this.#last.get(item) ?? -1, "onGiveUp"),
+    };
+  }
+
+  /** Notes that `token` is the latest lease of `item` handed to a handler. */
+  started(item: string, token: number, succeeds: boolean): void {
+    this.#last.set(item, token);
+    this.outcomes.set(token, { succeeded: succeeds, requeued: false });
+  }
+
+  /** Every lease's calls beside what the model says they are. */
+  compared(): { readonly made: WorkerCall[][]; readonly model: WorkerCall[][] } {
+    const tokens = [...this.calls.keys()];
+    return {
+      made: tokens.map((t) => this.calls.get(t) ?? []),
+      model: tokens.map((t) => {
+        const { succeeded, requeued } = this.outcomes.get(t) ?? { succeeded: true, requeued: false };
+        return [...leaseWorkerCalls(succeeded, requeued, this.faults.get(t))];
+      }),
+    };
+  }
+
+  #push(token: number, call: WorkerCall): void {
+    this.calls.set(token, [...(this.calls.get(token) ?? []), call]);
+  }
+}
+
+test("two instances of one queue, three workers each: every key is handled, never in two handlers at once, an add during its handler handles it again, and each lease's calls are the model's", async () => {
+  const name = freshName();
+  const [a, b] = [open(name), open(name)];
+  const recorders = [new Recorder(a), new Recorder(b)];
+  const active = new Set<string>();
+  const handled: string[] = [];
+  let overlaps = 0;
+  const keys = Array.from({ length: 30 }, (_, i) => `ns/pod-${i}`);
+  const workers = recorders.map((recorder) =>
+    runLeaseWorkers(
+      recorder.wrapped(),
+      async (key, { token }) => {
+        recorder.started(key, token, true);
+        if (active.has(key)) overlaps += 1;
+        active.add(key);
+        if (key === "ns/pod-0" && !handled.includes(key)) await a.add(key); // added while in flight: once more after
+        await sleep(5);
+        active.delete(key);
+        handled.push(key);
+      },
+      recorder.options({ concurrency: 3 }),
+    ),
+  );
+  for (const key of keys) await a.add(key);
+  await b.shutDownWithDrain();
+  await Promise.all(workers);
+  expect(overlaps).toBe(0);
+  expect([...handled].sort()).toEqual(["ns/pod-0", ...keys].sort());
+  for (const recorder of recorders) {
+    const { made, model } = recorder.compared();
+    expect(made).toEqual(model);
+    expect(recorder.errors).toEqual([]);
+  }
+  expect(recorders.reduce((sum, r) => sum + r.calls.size, 0)).toBe(handled.length);
+}, 60_000);
+
+test("a handler that runs longer than its lease keeps it by heartbeats: no other taker gets the item meanwhile, and its forget and done are accepted", async () => {
+  const name = freshName();
+  const leaseMs = 2_000;
+  const queue = open(name, leaseMs);
+  const other = open(name, leaseMs);
+  const recorder = new Recorder(queue);
+  await queue.add("slow");
+  let handling = true;
+  const taken: string[] = [];
+  // Started once the worker holds the lease: another taker that looks every 100 ms while the handler runs.
+  const watch = async () => {
+    while (handling) {
+      const lease = await other.get();
+      if (lease !== undefined) taken.push(lease.item);
+      await sleep(100);
+    }
+  };
+  let watcher: Promise<void> = Promise.resolve();
+  let extended = 0;
+  const counting: LeasedQueue = {
+    ...recorder.wrapped(),
+    extend: (lease) => {
+      extended += 1;
+      return queue.extend(lease);
+    },
+  };
+  const controller = new AbortController();
+  const workers = runLeaseWorkers(
+    counting,
+    async (key, { token }) => {
+      recorder.started(key, token, true);
+      watcher = watch();
+      await sleep(3 * leaseMs);
+      handling = false;
+      controller.abort();
+    },
+    recorder.options({ heartbeatMs: 250, signal: controller.signal }),
+  );
+  await workers;
+  await watcher;
+  expect(taken).toEqual([]);
+  expect(extended).toBeGreaterThanOrEqual(3);
+  expect(recorder.compared().made).toEqual([["forget", "done"]]);
+  expect(recorder.errors).toEqual([]);
+  expect([await queue.size(), await queue.inFlight()]).toEqual([0, 0]);
+}, 60_000);
+
+test("a lease lost while its handler runs aborts the handler's signal with the StaleLeaseError, and the worker's calls stop at the refused retry, as the model says", async () => {
+  const name = freshName();
+  const leaseMs = 500;
+  const queue = open(name, leaseMs);
+  const thief = open(name, leaseMs);
+  const recorder = new Recorder(queue);
+  await queue.add("lost");
+  // The first heartbeat's extend reaches the database only after the lease expired and another taker holds the item:
+  // a network that stalls longer than the lease, made to happen rather than hoped for. The thief looks only once the
+  // worker holds the lease.
+  let begin = () => {};
+  const begun = new Promise<void>((resolve) => {
+    begin = resolve;
+  });
+  const stolen = begun.then(async () => {
+    for (;;) {
+      const lease = await thief.get();
+      if (lease !== undefined) return lease;
+      await sleep(50);
+    }
+  });
+  const slow: LeasedQueue = {
+    ...recorder.wrapped(),
+    extend: async (lease) => {
+      await stolen;
+      return queue.extend(lease);
+    },
+  };
+  let reason: unknown;
+  const failure = new Error("stopped: lease lost");
+  const controller = new AbortController();
+  await runLeaseWorkers(
+    slow,
+    async (key, { token, signal }) => {
+      recorder.started(key, token, false);
+      begin();
+      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      reason = signal.reason;
+      controller.abort(); // the worker stops after this lease
+      throw failure;
+    },
+    recorder.options({ heartbeatMs: 100, signal: controller.signal }),
+  );
+  expect(reason).toBeInstanceOf(StaleLeaseError);
+  const { made, model } = recorder.compared();
+  expect(made).toEqual([["retry", "onError", "onError"]]);
+  expect(made).toEqual(model);
+  expect(recorder.errors.map(([item, error]) => [item, (error as Error).name])).toEqual([
+    ["lost", "StaleLeaseError"],
+    ["lost", "Error"],
+  ]);
+  expect(await queue.failures("lost")).toBe(0); // the refused retry counted nothing
+  expect((await stolen).token).toBeGreaterThan(Math.max(...recorder.calls.keys())); // the item is the thief's now
+}, 60_000);
+
+test("a failing handler: retry, onError and done; at maxRetries retry gives up and onGiveUp follows, as the model says", async () => {
+  const name = freshName();
+  const queue = open(name, 30_000, 2);
+  const recorder = new Recorder(queue);
+  await queue.add("failing");
+  let runs = 0;
+  const boom = new Error("boom");
+  const workers = runLeaseWorkers(
+    recorder.wrapped(),
+    (key, { token }) => {
+      recorder.started(key, token, false);
+      runs += 1;
+      if (runs === 2) queue.shutDown();
+      throw boom;
+    },
+    recorder.options(),
+  );
+  await workers;
+  const { made, model } = recorder.compared();
+  expect(made).toEqual([
+    ["retry", "onError", "done"],
+    ["retry", "onError", "onGiveUp", "done"],
+  ]);
+  expect(made).toEqual(model);
+  expect(recorder.errors).toEqual([
+    ["failing", boom],
+    ["failing", boom],
+  ]);
+  expect(await queue.failures("failing")).toBe(2);
+});
+
+test("a take that cannot reach the database is reported with item undefined and made again after pauseMs, until the signal stops the workers", async () => {
+  const unreachable = new pg.Pool({ connectionString: "postgres://postgres@127.0.0.1:1/test", max: 1 });
+  const queue = new PostgresWorkQueue({ pool: unreachable, schema, name: freshName(), maxRetries: 3 });
+  opened.push(queue);
+  const controller = new AbortController();
+  const reported: [string | undefined, unknown][] = [];
+  const workers = runLeaseWorkers(queue, () => undefined, {
+    pauseMs: 20,
+    signal: controller.signal,
+    onError: (item, error) => {
+      reported.push([item, error]);
+      if (reported.length === 3) controller.abort();
+    },
+  });
+  await workers;
+  expect(reported).toHaveLength(3);
+  for (const [item, error] of reported) {
+    expect(item).toBeUndefined();
+    expect(error).toBeInstanceOf(DatabaseUnavailableError);
+  }
+  await queue.close();
+  await unreachable.end();
+});
+
+test("a take that fails for a reason taking again cannot cure (a schema not migrated) stops every worker, and the promise rejects with it", async () => {
+  const queue = new PostgresWorkQueue({ pool, schema: `${schema}_absent`, name: freshName(), maxRetries: 3 });
+  opened.push(queue);
+  const reported: unknown[] = [];
+  const outcome = await runLeaseWorkers(queue, () => undefined, {
+    concurrency: 2,
+    onError: (_, error) => reported.push(error),
+  }).then(
+    () => "resolved",
+    (error: unknown) => error,
+  );
+  expect(outcome).toBeInstanceOf(SchemaNotMigratedError);
+  expect(reported).toEqual([]);
+});
+
+test("the workers' signal stops a waiting worker at once and aborts a running handler's signal, whose item is finished with forget and done", async () => {
+  const name = freshName();
+  const queue = open(name);
+  const recorder = new Recorder(queue);
+  await queue.add("running");
+  const controller = new AbortController();
+  let aborted = false;
+  const workers = runLeaseWorkers(
+    recorder.wrapped(),
+    async (key, { token, signal }) => {
+      recorder.started(key, token, true);
+      controller.abort(new Error("stop"));
+      aborted = signal.aborted;
+    },
+    recorder.options({ concurrency: 2, signal: controller.signal }),
+  );
+  await workers;
+  expect(aborted).toBe(true);
+  expect(recorder.compared().made).toEqual([["forget", "done"]]);
+  expect([await queue.size(), await queue.inFlight(), await queue.shuttingDown()]).toEqual([0, 0, false]);
+});
+
+test("bad arguments throw before any worker starts, naming the value", () => {
+  const queue = open(freshName(), 3_000);
+  const handler = () => undefined;
+  expect(() => runLeaseWorkers(queue, handler, { heartbeatMs: 3_000 })).toThrow(
+    new RangeError(
+      "Expected `heartbeatMs` to be a positive number below the queue's leaseMs (3000), got `3000` (number)",
+    ),
+  );
+  expect(() => runLeaseWorkers(queue, handler, { heartbeatMs: 0 })).toThrow(RangeError);
+  expect(() => runLeaseWorkers(queue, handler, { pauseMs: -1 })).toThrow(
+    new RangeError("Expected `pauseMs` to be a non-negative finite number of milliseconds, got `-1` (number)"),
+  );
+  expect(() => runLeaseWorkers(queue, handler, { pauseMs: Number.NaN })).toThrow(RangeError);
+  expect(() => runLeaseWorkers(queue, handler, { concurrency: 0 })).toThrow(RangeError);
+  expect(() => runLeaseWorkers({ ...queue, leaseMs: 1 } as unknown as LeasedQueue, handler)).toThrow(
+    new TypeError(
+      "Expected `queue` to be a PostgresWorkQueue, with take, extend, forget, retry and done, got `[object Object]` (object)",
+    ),
+  );
+  expect(() => runLeaseWorkers(queue, 1 as unknown as () => void)).toThrow(TypeError);
+  expect(() => runLeaseWorkers(queue, handler, { onError: 1 } as unknown as LeaseWorkerOptions)).toThrow(TypeError);
+  expect(() => runLeaseWorkers(queue, handler, { onGiveUp: 1 } as unknown as LeaseWorkerOptions)).toThrow(TypeError);
+  expect(() => runLeaseWorkers(queue, handler, { signal: 1 } as unknown as LeaseWorkerOptions)).toThrow(TypeError);
+  expect(() => runLeaseWorkers(queue, handler, 1 as unknown as LeaseWorkerOptions)).toThrow(TypeError);
+});
+
+test("for await over the queue takes leases until the queue shut down and nothing is left", async () => {
+  const queue = open(freshName());
+  for (const key of ["a", "b", "a", "c"]) await queue.add(key);
+  await queue.shutDown();
+  const items: string[] = [];
+  for await (const lease of queue) {
+    items.push(lease.item);
+    await queue.done(lease);
+  }
+  expect(items).toEqual(["a", "b", "c"]);
+});
