@@ -26,6 +26,7 @@ export default defineConfig({
       "properties/test/postgres/lease-workers.test.ts",
       "properties/test/postgres/batching.test.ts",
       "properties/test/postgres/notifications.test.ts",
+      "properties/test/postgres/batch.test.ts",
     ],
   },
 });

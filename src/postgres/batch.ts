@@ -38,23 +38,24 @@ export class Batcher<I, O> {
   call(input: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.#waiting.push({ input, resolve, reject });
-      if (!this.#sending) void this.#flush();
+      if (!this.#sending) {
+        this.#sending = true;
+        void this.#flush();
+      }
     });
   }
 
-  /** Sends every waiting call as one statement, then the calls that arrived meanwhile, until none waits. */
+  /** Sends every waiting call as one statement; then, once it answered, the calls that arrived meanwhile, if any. */
   async #flush(): Promise<void> {
-    this.#sending = true;
-    while (this.#waiting.length > 0) {
-      const batch = this.#waiting;
-      this.#waiting = [];
-      try {
-        const outputs = await this.#send(batch.map((call) => call.input));
-        for (const [i, call] of batch.entries()) call.resolve(outputs[i] as O);
-      } catch (error) {
-        for (const call of batch) call.reject(error);
-      }
+    const batch = this.#waiting;
+    this.#waiting = [];
+    try {
+      const outputs = await this.#send(batch.map((call) => call.input));
+      for (const [i, call] of batch.entries()) call.resolve(outputs[i] as O);
+    } catch (error) {
+      for (const call of batch) call.reject(error);
     }
-    this.#sending = false;
+    if (this.#waiting.length > 0) void this.#flush();
+    else this.#sending = false;
   }
 }

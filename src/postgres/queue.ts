@@ -263,8 +263,9 @@ export class PostgresWorkQueue {
   readonly #dones = new Batcher<Lease, unknown>(async (leases) => {
     const [lease] = leases as [Lease];
     if (leases.length === 1) {
-      const [row] = await this.#call("done", "done($1, $2, $3, $4)", [this.name, lease.item, lease.token, this.#now()]);
-      return [row?.done];
+      const values = [this.name, lease.item, lease.token, this.#now()];
+      const [row] = (await this.#call("done", "done($1, $2, $3, $4)", values)) as [{ done: unknown }];
+      return [row.done];
     }
     const items = leases.map((each) => each.item);
     const tokens = leases.map((each) => each.token);

@@ -5,7 +5,7 @@
  */
 import type pg from "pg";
 import { expect, test } from "vitest";
-import { PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
+import { type Lease, PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
 import { freshName, freshSchema } from "./database.js";
 
 const { pool, schema } = freshSchema("batching");
@@ -71,31 +71,32 @@ test("adds made at once go out in two statements, an item added twice among them
   expect(order).toEqual(["a", "b", "c", "d"]);
 });
 
-test("a statement that fails rejects every call it carried, and the calls after it go out again", async () => {
-  const { pool: counted, sent } = counting(pool);
+test("a statement that fails rejects every call it carried, naming its verb, and the calls after it go out again", async () => {
   const name = freshName();
-  const queue = new PostgresWorkQueue({ pool: counted, schema, name, maxRetries: 1 });
+  const queue = new PostgresWorkQueue({ pool, schema, name, maxRetries: 1 });
+  await Promise.all(["x", "y", "z"].map((item) => queue.add(item)));
+  const held = [await queue.get(), await queue.get(), await queue.get()] as Lease[];
   let fail = true;
-  const failing = new Proxy(counted, {
+  const lost = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+  const failing = new Proxy(pool, {
     get(target, key) {
-      if (key === "query" && fail) {
-        return (text: string) => {
-          sent.push(text);
-          return Promise.reject(new Error("refused by the test"));
-        };
-      }
+      if (key === "query" && fail) return () => Promise.reject(lost);
       const value = Reflect.get(target, key, target);
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
   const broken = new PostgresWorkQueue({ pool: failing, schema, name, maxRetries: 1 });
-  const outcomes = await Promise.allSettled(["a", "b", "c"].map((item) => broken.add(item)));
-  expect(outcomes.map((outcome) => (outcome as PromiseRejectedResult).reason?.message)).toEqual([
-    "refused by the test",
-    "refused by the test",
-    "refused by the test",
-  ]);
+  const reasons = async (calls: Promise<void>[]) =>
+    (await Promise.allSettled(calls)).map((outcome) => (outcome as PromiseRejectedResult).reason?.message);
+  // The first call of each kind goes out alone; the other two, together: every one names its own verb.
+  expect(await reasons(["a", "b", "c"].map((item) => broken.add(item)))).toEqual(
+    Array(3).fill("add could not reach PostgreSQL: read ECONNRESET"),
+  );
+  expect(await reasons(held.map((lease) => broken.done(lease)))).toEqual(
+    Array(3).fill("done could not reach PostgreSQL: read ECONNRESET"),
+  );
   fail = false;
   await Promise.all(["d", "e"].map((item) => broken.add(item)));
-  expect(await queue.size()).toBe(2);
+  await Promise.all(held.map((lease) => broken.done(lease)));
+  expect([await queue.size(), await queue.inFlight()]).toEqual([2, 0]);
 });

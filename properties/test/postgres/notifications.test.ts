@@ -100,3 +100,46 @@ test("items queued by one transaction, one notification, reach every waiting tak
     await queue.close();
   }
 });
+
+test("an item queued wakes a waiting take, not an older waiting drain, which an item queued does not end", async () => {
+  // A clock whose timers never fire: only notifications wake the take and the drain, and the time moves when told.
+  let time = 1_000;
+  const clock = { now: () => time, schedule: () => () => {} };
+  const name = freshName();
+  const options = { pool, schema, name, maxRetries: 1, leaseMs: 100, pollMs: 60_000, clock };
+  let statements = 0;
+  const counted = new Proxy(pool, {
+    get(target, key) {
+      if (key === "query") {
+        return (...args: unknown[]) => {
+          statements += 1;
+          return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const holder = new PostgresWorkQueue(options);
+  const waiter = new PostgresWorkQueue({ ...options, pool: counted });
+  try {
+    await holder.add("x");
+    const held = await holder.get(); // expires at 1,100; its holder then stalls
+    expect(held?.item).toBe("x");
+    const drain = waiter.shutDownWithDrain(); // the older waiter: shut_down, then its views
+    drain.catch(() => undefined); // a failed test closes the queue, which rejects the drain
+    for (const deadline = Date.now() + 10_000; statements < 2 && Date.now() < deadline; ) await pause(10);
+    const take = waiter.take(); // the younger: its get finds nothing queued, its views a live lease
+    for (const deadline = Date.now() + 10_000; statements < 4 && Date.now() < deadline; ) await pause(10);
+    await pause(500);
+    time = 2_000;
+    expect(await holder.size()).toBe(1); // its views settle the expiry: x is queued again, one notification
+    const taken = await Promise.race([take, pause(10_000).then(() => "still waiting" as const)]);
+    expect(taken === "still waiting" ? taken : taken?.item).toBe("x");
+    if (taken !== "still waiting" && taken !== undefined) await waiter.done(taken);
+    await drain;
+  } finally {
+    await holder.close();
+    await waiter.close();
+  }
+});
