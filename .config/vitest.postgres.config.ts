@@ -23,6 +23,9 @@ export default defineConfig({
       "properties/test/postgres-sleeping.test.ts",
       "properties/test/postgres-connections.test.ts",
       "properties/test/postgres-setup.test.ts",
+      "properties/test/postgres-batch.test.ts",
+      "properties/test/postgres-batching.test.ts",
+      "properties/test/postgres-notifications.test.ts",
     ],
   },
 });
