@@ -194,8 +194,9 @@ async function next(queue: LeasedQueue, settings: Settings, failures: unknown[])
   }
 }
 
-/** Waits `ms`, or less if `signal` aborts; answers whether it waited in full. */
+/** Waits `ms`, or less if `signal` aborts (or did already); answers whether it waited in full. */
 function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false); // an aborted signal fires no more events
   return new Promise((resolve) => {
     const stop = () => {
       clearTimeout(timer);

@@ -5,6 +5,7 @@
  * on a setup mistake with its error (a worker process killed mid-handler: lease-workers-killed.test.ts). Every worker's
  * calls after its handler are compared with the model's `leaseWorkerCalls`; `for await` takes leases until shutdown.
  */
+import { getEventListeners } from "node:events";
 import pg from "pg";
 import { afterEach, expect, test } from "vitest";
 import { type LeaseFault, leaseWorkerCalls, type WorkerCall } from "../../../model/index.js";
@@ -216,9 +217,11 @@ test("a lease lost while its handler runs aborts the handler's signal with the S
       await sleep(50);
     }
   });
+  let extends_ = 0;
   const slow: LeasedQueue = {
     ...recorder.wrapped(),
     extend: async (lease) => {
+      extends_ += 1;
       await stolen;
       return queue.extend(lease);
     },
@@ -234,11 +237,13 @@ test("a lease lost while its handler runs aborts the handler's signal with the S
       await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
       reason = signal.reason;
       controller.abort(); // the worker stops after this lease
+      await sleep(400); // four beats' time: a lost lease is not extended again
       throw failure;
     },
     recorder.options({ heartbeatMs: 100, signal: controller.signal }),
   );
   expect(reason).toBeInstanceOf(StaleLeaseError);
+  expect(extends_).toBe(1);
   const { made, model } = recorder.compared();
   expect(made).toEqual([["retry", "onError", "onError"]]);
   expect(made).toEqual(model);
@@ -355,6 +360,7 @@ test("bad arguments throw before any worker starts, naming the value", () => {
     new RangeError("Expected `pauseMs` to be a non-negative finite number of milliseconds, got `-1` (number)"),
   );
   expect(() => runLeaseWorkers(queue, handler, { pauseMs: Number.NaN })).toThrow(RangeError);
+  expect(() => runLeaseWorkers(queue, handler, { pauseMs: 0, signal: AbortSignal.abort() })).not.toThrow();
   expect(() => runLeaseWorkers(queue, handler, { concurrency: 0 })).toThrow(RangeError);
   expect(() => runLeaseWorkers({ ...queue, leaseMs: 1 } as unknown as LeasedQueue, handler)).toThrow(
     new TypeError(
@@ -379,3 +385,209 @@ test("for await over the queue takes leases until the queue shut down and nothin
   }
   expect(items).toEqual(["a", "b", "c"]);
 });
+
+test("no extend overlaps the calls that end the lease, and none is made after them: stopping the beats waits for the extend in flight", async () => {
+  const queue = open(freshName(), 2_000);
+  await queue.add("a");
+  const events: string[] = [];
+  const controller = new AbortController();
+  const recorded: LeasedQueue = {
+    leaseMs: queue.leaseMs,
+    take: (options) => queue.take(options),
+    extend: async (lease) => {
+      events.push("extend>");
+      await sleep(150); // still in flight when the handler ends
+      const extended = await queue.extend(lease);
+      events.push("extend<");
+      return extended;
+    },
+    forget: async (lease) => {
+      events.push("forget");
+      return queue.forget(lease);
+    },
+    retry: (lease) => queue.retry(lease),
+    done: async (lease) => {
+      events.push("done");
+      return queue.done(lease);
+    },
+  };
+  const errors: unknown[] = [];
+  await runLeaseWorkers(
+    recorded,
+    async () => {
+      await sleep(180); // the first beat's extend started at 100 ms and answers after 250 ms
+      controller.abort();
+    },
+    { heartbeatMs: 100, signal: controller.signal, onError: (_, error) => errors.push(error) },
+  );
+  await sleep(400); // a beat left running would extend again meanwhile
+  expect(events.slice(-2)).toEqual(["forget", "done"]);
+  expect(events.filter((e) => e === "extend>")).toHaveLength(events.filter((e) => e === "extend<").length);
+  expect(errors).toEqual([]);
+}, 60_000);
+
+test("an extend that cannot reach the database is made again at the next beat and does not abort the handler", async () => {
+  const queue = open(freshName(), 2_000);
+  const recorder = new Recorder(queue);
+  await queue.add("a");
+  let attempts = 0;
+  const flaky: LeasedQueue = {
+    ...recorder.wrapped(),
+    extend: (lease) => {
+      attempts += 1;
+      if (attempts === 1) return Promise.reject(new DatabaseUnavailableError("extend", new Error("cut")));
+      return queue.extend(lease);
+    },
+  };
+  const controller = new AbortController();
+  let aborted: unknown = "not aborted";
+  await runLeaseWorkers(
+    flaky,
+    async (key, { token, signal }) => {
+      recorder.started(key, token, true);
+      while (attempts < 3) await sleep(20);
+      aborted = signal.aborted ? signal.reason : "not aborted";
+      controller.abort();
+    },
+    recorder.options({ heartbeatMs: 50, signal: controller.signal }),
+  );
+  expect(aborted).toBe("not aborted");
+  expect(recorder.compared().made).toEqual([["forget", "done"]]);
+  expect(recorder.errors).toEqual([]);
+}, 60_000);
+
+/** A queue whose `verb` fails once with `error`, as the database or the lease would make it fail. */
+function failing(queue: PostgresWorkQueue, verb: "forget" | "done", error: Error): LeasedQueue {
+  let failed = false;
+  const fail = <V>(call: () => Promise<V>) => {
+    if (failed) return call();
+    failed = true;
+    return Promise.reject(error);
+  };
+  return {
+    leaseMs: queue.leaseMs,
+    take: (options) => queue.take(options),
+    extend: (lease) => queue.extend(lease),
+    retry: (lease) => queue.retry(lease),
+    forget: (lease) => (verb === "forget" ? fail(() => queue.forget(lease)) : queue.forget(lease)),
+    done: (lease) => (verb === "done" ? fail(() => queue.done(lease)) : queue.done(lease)),
+  };
+}
+
+test.each([
+  ["forget", "refused", ["forget", "onError"]],
+  ["forget", "unavailable", ["forget", "onError", "done"]],
+  ["done", "unavailable", ["forget", "done", "onError"]],
+] as const)("a %s %s: reported, and the calls go on as the model says (%j)", async (verb, fault, calls) => {
+  const queue = open(freshName(), 30_000);
+  await queue.add("a");
+  const error =
+    fault === "refused" ? new StaleLeaseError(verb, "a", 1) : new DatabaseUnavailableError(verb, new Error("cut"));
+  const recorder = new Recorder(failing(queue, verb, error));
+  const controller = new AbortController();
+  await runLeaseWorkers(
+    recorder.wrapped(),
+    (key, { token }) => {
+      recorder.started(key, token, true);
+      controller.abort();
+    },
+    recorder.options({ signal: controller.signal }),
+  );
+  const { made, model } = recorder.compared();
+  expect(made).toEqual([calls]);
+  expect(made).toEqual(model);
+  expect(recorder.errors).toEqual([["a", error]]);
+});
+
+test("an onGiveUp that throws is reported to onError, after the handler's error, and done follows", async () => {
+  const queue = open(freshName(), 30_000, 0);
+  await queue.add("a");
+  const [boom, broken] = [new Error("boom"), new Error("onGiveUp broke")];
+  const errors: unknown[] = [];
+  const calls: string[] = [];
+  const controller = new AbortController();
+  const watched: LeasedQueue = {
+    ...queue,
+    leaseMs: queue.leaseMs,
+    take: (options) => queue.take(options),
+    extend: (lease) => queue.extend(lease),
+    forget: (lease) => queue.forget(lease),
+    retry: (lease) => queue.retry(lease),
+    done: async (lease) => {
+      calls.push("done");
+      return queue.done(lease);
+    },
+  };
+  await runLeaseWorkers(
+    watched,
+    () => {
+      controller.abort();
+      throw boom;
+    },
+    {
+      signal: controller.signal,
+      onError: (_, error) => {
+        errors.push(error);
+      },
+      onGiveUp: () => {
+        throw broken;
+      },
+    },
+  );
+  expect(errors).toEqual([boom, broken]);
+  expect(calls).toEqual(["done"]);
+});
+
+test("a worker waits a second by default after a take that could not reach the database", async () => {
+  const unreachable = new pg.Pool({ connectionString: "postgres://postgres@127.0.0.1:1/test", max: 1 });
+  const queue = new PostgresWorkQueue({ pool: unreachable, schema, name: freshName(), maxRetries: 3 });
+  opened.push(queue);
+  const controller = new AbortController();
+  let reports = 0;
+  const workers = runLeaseWorkers(queue, () => undefined, {
+    signal: controller.signal,
+    onError: () => {
+      reports += 1;
+    },
+  });
+  while (reports === 0) await sleep(10);
+  await sleep(300);
+  controller.abort();
+  await workers;
+  expect(reports).toBe(1);
+  await queue.close();
+  await unreachable.end();
+});
+
+test("a worker that waits out a lost database stops at once when the signal aborts, before or during its pause, and leaves no listener on the signal", async () => {
+  const unreachable = new pg.Pool({ connectionString: "postgres://postgres@127.0.0.1:1/test", max: 1 });
+  const queue = new PostgresWorkQueue({ pool: unreachable, schema, name: freshName(), maxRetries: 3 });
+  opened.push(queue);
+  for (const [pauseMs, abortAt] of [
+    [5, "the tenth report"],
+    [60_000, "the report"],
+    [60_000, "the pause"],
+  ] as const) {
+    const controller = new AbortController();
+    let reports = 0;
+    let left = 0;
+    const started = Date.now();
+    await runLeaseWorkers(queue, () => undefined, {
+      pauseMs,
+      signal: controller.signal,
+      onError: () => {
+        reports += 1;
+        if (abortAt === "the tenth report" && reports === 10) {
+          left = getEventListeners(controller.signal, "abort").length; // nine pauses and takes ended: none of theirs
+          controller.abort();
+        }
+        if (abortAt === "the report") controller.abort(); // before the pause starts
+        if (abortAt === "the pause") setTimeout(() => controller.abort(), 50);
+      },
+    });
+    expect([abortAt, Date.now() - started < 30_000]).toEqual([abortAt, true]); // not the minute-long pause
+    expect([left, getEventListeners(controller.signal, "abort").length]).toEqual([0, 0]);
+  }
+  await queue.close();
+  await unreachable.end();
+}, 120_000);
