@@ -101,6 +101,16 @@ language sql volatile as $$
     or exists (select from ${s}.items where queue = p_queue and in_flight and expires_ms <= p_now)
 $$;
 
+-- Serialises the calls that may queue an item, per queue, until they commit (§10.8, §20.2): their time is read and
+-- their positions are taken under it, so in commit order, and an item that one call saw queued is never overtaken
+-- by one queued by a call that committed after it (two overlapping adds that took their positions in one order and
+-- committed in the other would otherwise answer as no order of them). Taken before any row lock; settle takes it too.
+create or replace function ${s}.lock_queue(p_queue text) returns void
+language plpgsql as $$
+begin
+  perform pg_advisory_xact_lock(hashtextextended('${schema}/' || p_queue, 0));
+end $$;
+
 create or replace function ${s}.shutting_down(p_queue text) returns boolean
 language sql stable as $$ select coalesce((select shutting_down from ${s}.queues where name = p_queue), false) $$;
 
@@ -153,7 +163,7 @@ language plpgsql as $$
 declare due record; expiry record;
 begin
   if not ${s}.unsettled(p_queue, p_now) then return; end if;
-  perform pg_advisory_xact_lock(hashtextextended('${schema}/' || p_queue, 0));
+  perform ${s}.lock_queue(p_queue);
   -- Each statement sees what was committed when it started, so the loop ends only when a fresh look finds nothing.
   while ${s}.unsettled(p_queue, p_now) loop
     select item, due_ms into due from ${s}.items
@@ -182,8 +192,10 @@ end $$;
 
 create or replace function ${s}.add(p_queue text, p_item text, p_now double precision) returns void
 language plpgsql as $$
-declare v_now double precision := ${s}.clock(p_now);
+declare v_now double precision;
 begin
+  perform ${s}.lock_queue(p_queue);
+  v_now := ${s}.clock(p_now);
   perform ${s}.settle(p_queue, v_now);
   if ${s}.shutting_down(p_queue) then return; end if; -- §12.3
   perform ${s}.enqueue(p_queue, p_item, v_now);
@@ -193,8 +205,10 @@ end $$;
 -- in their order.
 create or replace function ${s}.add_many(p_queue text, p_items text[], p_now double precision) returns void
 language plpgsql as $$
-declare v_now double precision := ${s}.clock(p_now); v_item text;
+declare v_now double precision; v_item text;
 begin
+  perform ${s}.lock_queue(p_queue);
+  v_now := ${s}.clock(p_now);
   perform ${s}.settle(p_queue, v_now);
   if ${s}.shutting_down(p_queue) then return; end if; -- §12.3
   foreach v_item in array p_items loop perform ${s}.enqueue(p_queue, v_item, v_now); end loop;
@@ -219,8 +233,10 @@ end $$;
 create or replace function ${s}.add_after(p_queue text, p_item text, p_now double precision, p_delay double precision)
 returns void
 language plpgsql as $$
-declare v_now double precision := ${s}.clock(p_now);
+declare v_now double precision;
 begin
+  perform ${s}.lock_queue(p_queue);
+  v_now := ${s}.clock(p_now);
   perform ${s}.settle(p_queue, v_now);
   if ${s}.shutting_down(p_queue) then return; end if; -- §12.3, §17.7
   perform ${s}.wait(p_queue, p_item, v_now, p_delay);
@@ -300,6 +316,8 @@ begin
     perform ${s}.ended(p_queue);
     return 'ok';
   end if;
+  perform ${s}.lock_queue(p_queue); -- a dirty item is queued again
+  v_now := ${s}.clock(p_now);
   perform ${s}.settle(p_queue, v_now);
   if not ${s}.fenced(p_queue, p_item, p_token) then perform ${s}.tidy(p_queue, p_item); return 'stale'; end if;
   select * into r from ${s}.items where queue = p_queue and item = p_item;
@@ -328,8 +346,10 @@ end $$;
 create or replace function ${s}.retry(p_queue text, p_item text, p_token bigint, p_now double precision,
     p_max_retries double precision, p_base double precision, p_max double precision) returns text
 language plpgsql as $$
-declare v_now double precision := ${s}.clock(p_now); v_failures bigint;
+declare v_now double precision; v_failures bigint;
 begin
+  perform ${s}.lock_queue(p_queue);
+  v_now := ${s}.clock(p_now);
   perform ${s}.settle(p_queue, v_now);
   if not ${s}.fenced(p_queue, p_item, p_token) then perform ${s}.tidy(p_queue, p_item); return 'stale'; end if;
   update ${s}.items set failures = failures + 1 where queue = p_queue and item = p_item

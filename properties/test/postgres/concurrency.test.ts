@@ -56,6 +56,42 @@ test("a get answers the oldest queued item although another call holds that item
   expect(await queue.size()).toBe(1);
 });
 
+test("an add that overlaps another add of the same queue is ordered by their commits: it waits for the other's, so what one call saw queued is never overtaken (§10.8)", async () => {
+  const name = freshName();
+  const queue = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3 });
+  // Another process's add of "a", inside a transaction that has not committed yet: it took its place in the queue.
+  const holder = await other.connect();
+  await holder.query("begin");
+  await holder.query(`select "${schema}".add($1, 'a', null)`, [name]);
+  let settled = false;
+  const adding = queue.add("b").finally(() => {
+    settled = true;
+  });
+  // Until the add of "b" waits for the open one (or answered without waiting, which the expectation rejects): had it
+  // answered, a size then would see "b" alone, and "a", committed after, would be handed out before it.
+  const deadline = Date.now() + 10_000;
+  const blocked = async () =>
+    (
+      await pool.query(
+        "select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and position($1 in query) > 0",
+        [schema],
+      )
+    ).rows[0].n > 0;
+  try {
+    while (!settled && !(await blocked())) {
+      if (Date.now() > deadline) throw new Error("the add neither waited for the open add nor answered within 10 s");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(settled).toBe(false);
+  } finally {
+    await holder.query("commit");
+    holder.release();
+  }
+  await adding;
+  expect([await queue.size(), (await queue.get())?.item, (await queue.get())?.item]).toEqual([2, "a", "b"]);
+  await queue.close();
+});
+
 test("a take waiting in one process is woken by an add in another, long before its poll", async () => {
   const name = freshName();
   const taker = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3, pollMs: 60_000 });
