@@ -367,11 +367,19 @@ test("bad arguments throw before any worker starts, naming the value", () => {
       "Expected `queue` to be a PostgresWorkQueue, with take, extend, forget, retry and done, got `[object Object]` (object)",
     ),
   );
-  expect(() => runLeaseWorkers(queue, 1 as unknown as () => void)).toThrow(TypeError);
-  expect(() => runLeaseWorkers(queue, handler, { onError: 1 } as unknown as LeaseWorkerOptions)).toThrow(TypeError);
-  expect(() => runLeaseWorkers(queue, handler, { onGiveUp: 1 } as unknown as LeaseWorkerOptions)).toThrow(TypeError);
+  expect(() => runLeaseWorkers(queue, 1 as unknown as () => void)).toThrow(
+    new TypeError("Expected `handler` to be a function, got `1` (number)"),
+  );
+  expect(() => runLeaseWorkers(queue, handler, { onError: 1 } as unknown as LeaseWorkerOptions)).toThrow(
+    new TypeError("Expected `onError` to be undefined or a function, got `1` (number)"),
+  );
+  expect(() => runLeaseWorkers(queue, handler, { onGiveUp: 1 } as unknown as LeaseWorkerOptions)).toThrow(
+    new TypeError("Expected `onGiveUp` to be undefined or a function, got `1` (number)"),
+  );
   expect(() => runLeaseWorkers(queue, handler, { signal: 1 } as unknown as LeaseWorkerOptions)).toThrow(TypeError);
-  expect(() => runLeaseWorkers(queue, handler, 1 as unknown as LeaseWorkerOptions)).toThrow(TypeError);
+  expect(() => runLeaseWorkers(queue, handler, 1 as unknown as LeaseWorkerOptions)).toThrow(
+    new TypeError("Expected `options` to be undefined or an object such as { concurrency: 4 }, got `1` (number)"),
+  );
 });
 
 test("for await over the queue takes leases until the queue shut down and nothing is left", async () => {
@@ -591,3 +599,23 @@ test("a worker that waits out a lost database stops at once when the signal abor
   await queue.close();
   await unreachable.end();
 }, 120_000);
+
+test("workers without a signal wait out a lost database between takes, and stop, rejecting, when the queue is closed", async () => {
+  const unreachable = new pg.Pool({ connectionString: "postgres://postgres@127.0.0.1:1/test", max: 1 });
+  const queue = new PostgresWorkQueue({ pool: unreachable, schema, name: freshName(), maxRetries: 3 });
+  opened.push(queue);
+  let reports = 0;
+  const outcome = await runLeaseWorkers(queue, () => undefined, {
+    pauseMs: 5,
+    onError: () => {
+      reports += 1;
+      if (reports === 3) void queue.close(); // the next take is refused: the queue was closed
+    },
+  }).then(
+    () => "resolved",
+    (error: unknown) => error,
+  );
+  expect(reports).toBe(3);
+  expect(outcome).toEqual(new Error(`take refused: the queue "${queue.name}" was closed`));
+  await unreachable.end();
+});
