@@ -264,14 +264,15 @@ end $$;
 create or replace function ${s}.get(p_queue text, p_now double precision, p_lease_ms double precision)
 returns table (item text, token bigint, expires_ms double precision)
 language plpgsql as $$
-declare v_now double precision := ${s}.clock(p_now); v_item text; v_token bigint;
+declare v_now double precision; v_item text; v_token bigint;
 begin
+  -- A get that skipped the head another get was taking, and answered before that one committed, would be seen by
+  -- a view in between as handing out an item out of order (§10.8).
+  perform ${s}.lock_queue(p_queue); -- one get at a time per queue, until it commits
+  v_now := ${s}.clock(p_now);
   perform ${s}.settle(p_queue, v_now);
-  select q.item into v_item from ${s}.queued q
-    where q.queue = p_queue order by q.queued_ms, q.position limit 1 for update skip locked;
-  if v_item is null then
-    select q.item into v_item from ${s}.queued q where q.queue = p_queue order by q.queued_ms, q.position limit 1 for update;
-  end if;
+  -- The head, waiting for a call that holds its row (an add of it while queued, a forget): never a younger item.
+  select q.item into v_item from ${s}.queued q where q.queue = p_queue order by q.queued_ms, q.position limit 1 for update;
   if v_item is null then return; end if;
   delete from ${s}.queued q where q.queue = p_queue and q.item = v_item;
   v_token := nextval('${s}.tokens');

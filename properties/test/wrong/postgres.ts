@@ -99,8 +99,9 @@ export const postgresDefects: readonly PostgresDefect[] = [
   },
   {
     name: "get is not atomic: it reads the oldest item without locking it",
-    from: "order by q.queued_ms, q.position limit 1 for update skip locked;",
+    from: "order by q.queued_ms, q.position limit 1 for update;",
     to: "order by q.queued_ms, q.position limit 1;",
+    more: [["lock_queue(p_queue); -- one get at a time per queue", "clock(p_now); -- one get at a time per queue"]],
     suite: "concurrent gets",
     rule: "two live leases",
   },
