@@ -101,10 +101,11 @@ language sql volatile as $$
     or exists (select from ${s}.items where queue = p_queue and in_flight and expires_ms <= p_now)
 $$;
 
--- Serialises the calls that may queue an item, per queue, until they commit (§10.8, §20.2): their time is read and
--- their positions are taken under it, so in commit order, and an item that one call saw queued is never overtaken
--- by one queued by a call that committed after it (two overlapping adds that took their positions in one order and
--- committed in the other would otherwise answer as no order of them). Taken before any row lock; settle takes it too.
+-- Serialises get and the calls that may queue an item, per queue, until they commit (§10.8, §20.2): their time is
+-- read and their positions are taken or handed out under it, so in commit order, and an item that one call saw
+-- queued is never overtaken by one queued by a call that committed after it, nor handed out behind a younger one.
+-- Taken before the call locks a row of its own (a batched done may hold the rows of the dones before it, and a
+-- deadlock with a settle is then made again, §20.8); settle takes it too.
 create or replace function ${s}.lock_queue(p_queue text) returns void
 language plpgsql as $$
 begin
