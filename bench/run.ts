@@ -29,6 +29,7 @@ const { values } = parseArgs({
     "postgres-only": { type: "boolean" },
     storage: { type: "boolean" },
     "storage-keys": { type: "string", default: "1000000" },
+    "storage-variant": { type: "string", default: "both" },
   },
 });
 
@@ -150,7 +151,11 @@ function budget(r: Results, postgres: PostgresRun | { readonly skipped: string }
   /** Issue 29's goal for PostgreSQL: at least graphile-worker's batched throughput with the same keyed workload. */
   const postgresLine = () => {
     const name = "PostgreSQL worker loop at W = 16: PostgresWorkQueue ÷ graphile-worker batched";
-    if ("skipped" in postgres) return { ...line(name, Number.NaN, 1, "at least"), name: `${name} — not measured` };
+    if ("skipped" in postgres)
+      return {
+        ...line(name, Number.NaN, 1, "at least"),
+        name: `${name} — not measured`,
+      };
     const ours = postgres.queues.PostgresWorkQueue;
     const theirs = postgres.queues["graphile-worker 0.18, batched"];
     return line(name, (ours?.loops[16]?.perSecond ?? 0) / (theirs?.loops[16]?.perSecond ?? Number.NaN), 1, "at least");
@@ -235,17 +240,39 @@ if (values.storage) {
     process.stderr.write(`Expected \`--storage-keys\` to be a positive integer, got \`${values["storage-keys"]}\`\n`);
     process.exit(2);
   }
-  const removed = await measureStorage(keys, true, progress);
-  const kept = await measureStorage(keys, false, progress);
+  const variant = values["storage-variant"];
+  if (variant !== "both" && variant !== "removed" && variant !== "kept") {
+    process.stderr.write(`Expected \`--storage-variant\` to be both, removed or kept, got \`${variant}\`\n`);
+    process.exit(2);
+  }
+  const measured = [
+    ...(variant === "kept"
+      ? []
+      : [
+          {
+            name: "rows removed",
+            result: await measureStorage(keys, true, progress),
+          },
+        ]),
+    ...(variant === "removed"
+      ? []
+      : [
+          {
+            name: "rows kept",
+            result: await measureStorage(keys, false, progress),
+          },
+        ]),
+  ];
   progress("");
   const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
+  const autovacuum = measured[0]?.result.autovacuum === "on" ? "autovacuum on" : "autovacuum off";
   process.stdout.write(
     values.json
-      ? `${JSON.stringify({ machine, storage: { removed, kept } }, null, 2)}\n`
+      ? `${JSON.stringify({ machine, storage: Object.fromEntries(measured.map((m) => [m.name, m.result])) }, null, 2)}\n`
       : `${header()}\n${table(
-          `PostgreSQL storage after ${keys.toLocaleString("en-US")} distinct keys passed (add → get → done, ${removed.autovacuum === "on" ? "autovacuum on" : "autovacuum off"}, VACUUM every 10,000 keys)`,
-          [removed, kept].map((r, i) => [
-            i === 0 ? "idle rows removed" : "idle rows kept",
+          `PostgreSQL storage after ${keys.toLocaleString("en-US")} distinct keys passed (add → get → done, ${autovacuum}, VACUUM every 10,000 keys)`,
+          measured.map(({ name, result: r }) => [
+            `idle ${name}`,
             Math.round(r.keysPerSecond).toLocaleString("en-US"),
             r.rows.toLocaleString("en-US"),
             mib(r.bytesAfterFirstChunk),
@@ -258,10 +285,10 @@ if (values.storage) {
             `tables after ${Math.min(keys, 10_000).toLocaleString("en-US")} keys`,
             "tables at end",
           ],
-        )}\n${[removed, kept]
+        )}\n${measured
           .map(
-            (r, i) =>
-              `tables after each 10,000 keys, ${i === 0 ? "rows removed" : "rows kept"} (MiB): ${r.bytesByChunk.map((b) => (b / 2 ** 20).toFixed(2)).join(" ")}`,
+            ({ name, result: r }) =>
+              `tables after each 10,000 keys, ${name} (MiB): ${r.bytesByChunk.map((b) => (b / 2 ** 20).toFixed(2)).join(" ")}`,
           )
           .join("\n")}\n`,
   );
@@ -333,7 +360,15 @@ const seconds = (performance.now() - started) / 1000;
 
 if (values.json) {
   const unit = "ns per operation unless named";
-  const json = { machine, seconds, unit, ...results, postgres, budget: lines, floorRatio: floorRatio(results) };
+  const json = {
+    machine,
+    seconds,
+    unit,
+    ...results,
+    postgres,
+    budget: lines,
+    floorRatio: floorRatio(results),
+  };
   process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
 } else {
   const names = Object.keys(implementations);
