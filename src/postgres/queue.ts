@@ -273,6 +273,11 @@ export class PostgresWorkQueue {
     return rows.map((row) => row.answer);
   });
 
+  /** The gets that arrive while one is in flight go out together, each answering its own lease or `undefined`. */
+  readonly #gets = this.#getting("get");
+  /** The takes' looks, batched apart from the gets so that an error names the call its caller made. */
+  readonly #takes = this.#getting("take");
+
   /** @param options - The pool, the queue's name, `maxRetries` and, optionally, the schema, lease, clock and poll. */
   constructor(options: PostgresWorkQueueOptions) {
     if (typeof options !== "object" || options === null) {
@@ -370,11 +375,26 @@ export class PostgresWorkQueue {
     return this.#get("get");
   }
 
-  /** A `get` made for `verb`, the call an error names. */
-  async #get(verb: string): Promise<Lease | undefined> {
-    const [row] = await this.#call(verb, "get($1, $2, $3)", [this.name, this.#now(), this.leaseMs]);
-    if (row === undefined) return undefined;
-    return { item: row.item as string, token: Number(row.token), expiresAt: row.expires_ms as number };
+  /** A `get` made for `verb`, the call an error names: it goes out with the others of that verb in flight beside it. */
+  #get(verb: "get" | "take"): Promise<Lease | undefined> {
+    return (verb === "get" ? this.#gets : this.#takes).call(undefined);
+  }
+
+  /** Batches the gets made for `verb`: one alone is `get`; several are one `get_many`, the first call given the head. */
+  #getting(verb: "get" | "take"): Batcher<undefined, Lease | undefined> {
+    return new Batcher(async (calls) => {
+      const values = [this.name, this.#now(), this.leaseMs];
+      const rows =
+        calls.length === 1
+          ? await this.#call(verb, "get($1, $2, $3)", values)
+          : await this.#call(verb, "get_many($1, $2, $3, $4)", [...values, calls.length]);
+      return calls.map((_, i) => {
+        const row = rows[i];
+        return row === undefined
+          ? undefined
+          : { item: row.item as string, token: Number(row.token), expiresAt: row.expires_ms as number };
+      });
+    });
   }
 
   /**

@@ -37,9 +37,8 @@ export function channelOf(schema: string): string {
  * idle deletes it (§20.9), so the table holds live work only. A missing row means "no live lease", which is all
  * the fence asks (§20.4): a lease is accepted only while live, and tokens come from one sequence of the schema, so
  * a row made again starts below every token handed out and refuses them all. The queue's order is a table of its own, `queued`, whose rows only the
- * `get` that takes them locks: a call that locks an item's row to read or change its state (an add of a queued
- * item, a `forget`) never hides the item from a `get`, which skips only the rows other `get`s are taking, so `get`s
- * run side by side and still answer in the queue's order (§10.8).
+ * `get` that takes them locks; `get`s run one at a time per queue (`lock_queue`), each taking the head, so they
+ * answer in the queue's order (§10.8), and the `get`s a process sends together go out as one `get_many`.
  */
 export function migration(schema: string): string {
   const s = `"${schema}"`;
@@ -259,9 +258,7 @@ begin
   return least(p_max, v_delay);
 end $$;
 
--- §5 and §20.2: the oldest queued item, in flight under a new lease. The rows other gets are taking are skipped;
--- when every queued row is being taken, the get waits for the oldest one's taker rather than answer nothing at once,
--- so that a taker that fails (its connection cut) leaves the item to this get (§10.8).
+-- §5 and §20.2: the oldest queued item, in flight under a new lease, or no row when nothing is queued.
 create or replace function ${s}.get(p_queue text, p_now double precision, p_lease_ms double precision)
 returns table (item text, token bigint, expires_ms double precision)
 language plpgsql as $$
@@ -281,6 +278,29 @@ begin
       lease = 'live', expires_ms = v_now + p_lease_ms
     where i.queue = p_queue and i.item = v_item;
   return query select v_item, v_token, v_now + p_lease_ms;
+end $$;
+
+-- The gets a process sent together (§20.1): up to p_count heads in order, each in flight under a lease of its own,
+-- as that many gets one after another would hand them out; fewer when fewer are queued.
+create or replace function ${s}.get_many(p_queue text, p_now double precision, p_lease_ms double precision, p_count int)
+returns table (item text, token bigint, expires_ms double precision)
+language plpgsql as $$
+declare v_now double precision; v_item text; v_token bigint;
+begin
+  perform ${s}.lock_queue(p_queue);
+  v_now := ${s}.clock(p_now);
+  perform ${s}.settle(p_queue, v_now);
+  for v_item in
+    select q.item from ${s}.queued q where q.queue = p_queue order by q.queued_ms, q.position limit p_count for update
+  loop
+    delete from ${s}.queued q where q.queue = p_queue and q.item = v_item;
+    v_token := nextval('${s}.tokens');
+    update ${s}.items i set in_flight = true, dirty = false, token = v_token,
+        lease = 'live', expires_ms = v_now + p_lease_ms
+      where i.queue = p_queue and i.item = v_item;
+    item := v_item; token := v_token; expires_ms := v_now + p_lease_ms;
+    return next;
+  end loop;
 end $$;
 
 -- §20.4: whether a call with token p_token may act on the item: while its lease is live — not once a later lease

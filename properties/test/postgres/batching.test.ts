@@ -71,6 +71,33 @@ test("adds made at once go out in two statements, an item added twice among them
   expect(order).toEqual(["a", "b", "c", "d"]);
 });
 
+test("gets made at once go out in two statements, handing out the queue's heads in the order the gets were made, and undefined past them", async () => {
+  const { pool: counted, sent } = counting(pool);
+  const queue = new PostgresWorkQueue({ pool: counted, schema, name: freshName(), maxRetries: 1 });
+  for (const item of ["a", "b", "c", "d"]) await queue.add(item);
+  sent.length = 0;
+  const leases = await Promise.all(Array.from({ length: 6 }, () => queue.get()));
+  expect(sent).toEqual(["get", "get_many"]);
+  expect(leases.map((lease) => lease?.item)).toEqual(["a", "b", "c", "d", undefined, undefined]);
+  const tokens = leases.flatMap((lease) => (lease === undefined ? [] : [lease.token]));
+  expect(new Set(tokens).size).toBe(4); // a lease of its own each
+  expect([await queue.size(), await queue.inFlight()]).toEqual([0, 4]);
+  for (const lease of leases) if (lease !== undefined) await queue.done(lease);
+  expect([await queue.size(), await queue.inFlight()]).toEqual([0, 0]);
+});
+
+test("takes made at once look together: one get_many hands each waiting take a lease of its own", async () => {
+  const { pool: counted, sent } = counting(pool);
+  const queue = new PostgresWorkQueue({ pool: counted, schema, name: freshName(), maxRetries: 1 });
+  for (const item of ["a", "b", "c"]) await queue.add(item);
+  sent.length = 0;
+  const leases = await Promise.all([queue.take(), queue.take(), queue.take()]);
+  expect(sent.slice(0, 2)).toEqual(["get", "get_many"]);
+  expect(leases.map((lease) => lease?.item)).toEqual(["a", "b", "c"]);
+  for (const lease of leases) if (lease !== undefined) await queue.done(lease);
+  await queue.close();
+});
+
 test("a statement that fails rejects every call it carried, naming its verb, and the calls after it go out again", async () => {
   const name = freshName();
   const queue = new PostgresWorkQueue({ pool, schema, name, maxRetries: 1 });
@@ -95,8 +122,15 @@ test("a statement that fails rejects every call it carried, naming its verb, and
   expect(await reasons(held.map((lease) => broken.done(lease)))).toEqual(
     Array(3).fill("done could not reach PostgreSQL: read ECONNRESET"),
   );
+  expect(await reasons([broken.get(), broken.get(), broken.get()] as Promise<never>[])).toEqual(
+    Array(3).fill("get could not reach PostgreSQL: read ECONNRESET"),
+  );
+  expect(await reasons([broken.take(), broken.take()] as Promise<never>[])).toEqual(
+    Array(2).fill("take could not reach PostgreSQL: read ECONNRESET"),
+  );
   fail = false;
   await Promise.all(["d", "e"].map((item) => broken.add(item)));
   await Promise.all(held.map((lease) => broken.done(lease)));
   expect([await queue.size(), await queue.inFlight()]).toEqual([2, 0]);
+  await broken.close(); // its takes' listening connection goes back to the pool
 });
