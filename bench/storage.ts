@@ -2,7 +2,7 @@
  * `npm run bench -- --storage`: the storage of the PostgreSQL queue (docs/spec.md §20.9) after many distinct keys
  * passed through it — each added, handed out and done, as a controller over pods that come and go does — with the
  * rows of idle items deleted (the reference) and kept (the reference with its `tidy` disabled, as version 1 of the
- * schema kept them), each in a schema of its own that is dropped at the end. Four workers share one pool; every chunk
+ * schema kept them), each in a schema of its own that is dropped at the end. Sixteen workers share one pool; every chunk
  * of keys ends with a `VACUUM` of the queue's tables, since the server may run without autovacuum.
  */
 import pg from "pg";
@@ -12,8 +12,11 @@ import { databaseUrl } from "./contenders.js";
 
 /** Keys per chunk: the rows and sizes are read, after a VACUUM, between chunks. */
 const chunk = 10_000;
-/** Workers passing keys at once, each on its own connection of one pool. */
-const workers = 4;
+/**
+ * Workers passing keys at once through one queue object and a pool of as many connections: their calls that meet
+ * go out together (§20.1), as a controller's workers' do.
+ */
+const workers = 16;
 
 /** The storage after the keys passed, and how fast they did. */
 export interface StorageResult {
