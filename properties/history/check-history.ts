@@ -11,45 +11,57 @@
  *
  * @public
  */
-export type HistoryEvent =
-  | {
-      /** `add(key)`. */
-      readonly op: "add";
-      /** The key. */
-      readonly key: string;
-      /** Before the call, in milliseconds. */
-      readonly startedAt: number;
-      /** After its answer, if it answered. */
-      readonly endedAt?: number | undefined;
-    }
-  | {
-      /** A `get` or `take` that answered a lease. */
-      readonly op: "lease";
-      /** The leased key. */
-      readonly key: string;
-      /** The lease's token. */
-      readonly token: number;
-      /** The lease's expiry, on the same clock as the other times. */
-      readonly expiresAt: number;
-      /** Before the call. */
-      readonly startedAt: number;
-      /** After its answer. */
-      readonly endedAt: number;
-    }
-  | {
-      /** A fenced call with the lease `token`. */
-      readonly op: "done" | "retry" | "forget";
-      /** The key. */
-      readonly key: string;
-      /** The lease's token. */
-      readonly token: number;
-      /** `"stale"` when refused (`StaleLeaseError`), `true`/`false` for what `retry` answered, `"ok"` otherwise. */
-      readonly outcome?: "ok" | "stale" | boolean | undefined;
-      /** Before the call. */
-      readonly startedAt: number;
-      /** After its answer, if it answered. */
-      readonly endedAt?: number | undefined;
-    };
+export type HistoryEvent = HistoryCall &
+  (
+    | {
+        /** `add(key)`. */
+        readonly op: "add";
+        /** The key. */
+        readonly key: string;
+        /** Before the call, in milliseconds. */
+        readonly startedAt: number;
+        /** After its answer, if it answered. */
+        readonly endedAt?: number | undefined;
+      }
+    | {
+        /** A `get` or `take` that answered a lease. */
+        readonly op: "lease";
+        /** The leased key. */
+        readonly key: string;
+        /** The lease's token. */
+        readonly token: number;
+        /** The lease's expiry, on the same clock as the other times. */
+        readonly expiresAt: number;
+        /** Before the call. */
+        readonly startedAt: number;
+        /** After its answer. */
+        readonly endedAt: number;
+      }
+    | {
+        /** A fenced call with the lease `token`. */
+        readonly op: "done" | "retry" | "forget";
+        /** The key. */
+        readonly key: string;
+        /** The lease's token. */
+        readonly token: number;
+        /** `"stale"` when refused (`StaleLeaseError`), `true`/`false` for what `retry` answered, `"ok"` otherwise. */
+        readonly outcome?: "ok" | "stale" | boolean | undefined;
+        /** Before the call. */
+        readonly startedAt: number;
+        /** After its answer, if it answered. */
+        readonly endedAt?: number | undefined;
+      }
+  );
+
+/**
+ * What every logged call may also say: who made it.
+ *
+ * @public
+ */
+export interface HistoryCall {
+  /** The process, host or worker that made the call: a lane of its own in `historyTimeline`. */
+  readonly process?: string | undefined;
+}
 
 /**
  * A broken rule and the events that show it.
@@ -61,6 +73,8 @@ export interface HistoryViolation {
   readonly rule: string;
   /** What happened, in words. */
   readonly message: string;
+  /** The events of the history that show it, as given to `checkHistory`. */
+  readonly events: readonly HistoryEvent[];
 }
 
 /**
@@ -103,7 +117,11 @@ export function checkHistory(
     for (const [i, lease] of leases.entries()) {
       const previous = leases[i - 1];
       if (previous?.token === lease.token) {
-        violations.push({ rule: "token reused", message: `${key}: token ${lease.token} was handed out twice` });
+        violations.push({
+          rule: "token reused",
+          message: `${key}: token ${lease.token} was handed out twice`,
+          events: [previous, lease],
+        });
       }
       if (previous === undefined || previous.token === lease.token) continue;
       const ended = Math.min(finishOf(previous.token), previous.expiresAt);
@@ -111,6 +129,7 @@ export function checkHistory(
         violations.push({
           rule: "two live leases",
           message: `${key}: token ${lease.token} was handed out at ${lease.endedAt}, while token ${previous.token} was live until ${ended}`,
+          events: [previous, lease],
         });
       }
     }
@@ -123,6 +142,7 @@ export function checkHistory(
         violations.push({
           rule: "stale token accepted",
           message: `${key}: ${call.op} with token ${call.token} at ${call.startedAt} was accepted, ${later ? `after token ${later.token} was handed out` : `after its lease expired at ${lease?.expiresAt}`}`,
+          events: [call, later ?? (lease as HistoryEvent)], // without a later lease, its own expired: it is known
         });
       }
     }
@@ -141,6 +161,7 @@ export function checkHistory(
         violations.push({
           rule: "lost",
           message: `${key}: the add at ${add.startedAt} was never handled nor given up`,
+          events: [add],
         });
       }
     }
@@ -176,7 +197,11 @@ function retryCount(key: string, fenced: readonly HistoryEvent[], maxRetries: nu
     const expected = failures < maxRetries;
     if (call.outcome !== expected) {
       return [
-        { rule: "retries miscounted", message: `${key}: retry number ${failures} answered ${String(call.outcome)}` },
+        {
+          rule: "retries miscounted",
+          message: `${key}: retry number ${failures} answered ${String(call.outcome)}`,
+          events: [call],
+        },
       ];
     }
   }

@@ -102,6 +102,8 @@ export interface OverlapCounterexample {
   readonly maxRetries: number;
   /** The calls, in the order they were made. */
   readonly calls: readonly OverlapCall[];
+  /** The round that no order of its calls explains; absent when a call never answered. */
+  readonly round?: number | undefined;
   /** fast-check's path of the run, which replays it with the seed. */
   readonly path: string;
   /** How many shrinking steps led from the first failing run to this one. */
@@ -192,7 +194,7 @@ export async function checkOverlapping<T>(
       : surveyed;
   if (shrunk === undefined) return { verdict: "conforms", ...tally, seed };
   const { failure, removals } = await removeCalls(shrunk, run, budget, qualified.removals);
-  const { calls, maxRetries, why } = failure;
+  const { calls, maxRetries, why, round } = failure;
   const shown: OverlapCall[] = calls.map(({ round, call, afterPrevious, answer, invokedAt, answeredAt }) => ({
     round,
     call,
@@ -205,6 +207,7 @@ export async function checkOverlapping<T>(
     detail: `overlapping calls (maxRetries ${maxRetries}): ${why}:\n${showRun(shown)}`,
     maxRetries,
     calls: shown,
+    ...(round === undefined ? {} : { round }),
     path: (shrunk === surveyed ? undefined : details.counterexamplePath) ?? path,
     shrinks: details.numShrinks + removals,
     removals,
@@ -244,7 +247,7 @@ function runner<T>(
     const round = firstUnexplainedRound(made, drawn.maxRetries);
     if (round !== undefined) {
       const why = `no order of the calls of round ${round} that keeps their real-time order gives their answers`;
-      throw new Unexplained(made, drawn.maxRetries, why);
+      throw new Unexplained(made, drawn.maxRetries, why, round);
     }
   };
 }

@@ -234,6 +234,8 @@ export class Unexplained extends Error {
     readonly calls: readonly Made[],
     readonly maxRetries: number,
     readonly why: string,
+    /** The round no order explains; absent when a call never answered. */
+    readonly round?: number,
   ) {
     super(why);
   }

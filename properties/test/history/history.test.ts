@@ -116,3 +116,23 @@ test("a done whose answer was lost may have succeeded: the add is not reported l
   const events = [add("a", 0), lease("a", 1, 10), call("forget", "a", 1, 20, "ok"), call("done", "a", 1, 30)];
   expect(checkHistory(events, { maxRetries: 3 })).toEqual([]);
 });
+
+test("each violation carries the events of the history that show it, as given", () => {
+  const shown = (events: HistoryEvent[], maxRetries = 3) =>
+    checkHistory(events, { maxRetries, toleranceMs: 0 }).map((v) => [v.rule, v.events.map((e) => events.indexOf(e))]);
+  // two live leases: the earlier lease and the one handed out while it was live
+  expect(shown([add("a", 0), lease("a", 1, 10), ...success("a", 2, 20), call("done", "a", 1, 100, "ok")])).toEqual([
+    ["two live leases", [1, 2]],
+    ["stale token accepted", [5, 2]],
+  ]);
+  // token reused: both hand-outs of the token
+  expect(shown([add("a", 0), ...success("a", 1, 10), ...success("a", 1, 50)])[0]).toEqual(["token reused", [1, 4]]);
+  // stale token accepted after expiry: the call and its own lease
+  expect(shown([add("a", 0), lease("a", 1, 10, 100), call("forget", "a", 1, 400, "ok")])).toContainEqual([
+    "stale token accepted",
+    [2, 1],
+  ]);
+  expect(shown([add("a", 0)])).toEqual([["lost", [0]]]);
+  const miscounted = [add("a", 0), lease("a", 1, 1), call("retry", "a", 1, 2, false), call("done", "a", 1, 3, "ok")];
+  expect(shown(miscounted)).toEqual([["retries miscounted", [2]]]);
+});

@@ -1,0 +1,128 @@
+/**
+ * Timelines (properties/report/timeline.ts): a failure with overlapping calls and a multi-process history with a
+ * violation, drawn as self-contained HTML pages and rendered in a real headless browser (Debian's Chromium, driven
+ * by playwright-core): the lanes, the outlined calls, the rule and the replay line are on the page, and it asks
+ * the network for nothing.
+ */
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { showAnswer } from "../../core/render.js";
+import { checkHistory, type HistoryEvent } from "../../history/check-history.js";
+import { checkOverlapping } from "../../overlap/check-overlapping.js";
+import { historyTimeline, overlapTimeline } from "../../report/timeline.js";
+import { GetReadsThenTakes } from "../wrong/async.js";
+
+/** Debian's Chromium (`apt-get install chromium`), which `.ci/run` installs when it is missing. */
+const executablePath = process.env.WORKQUEUE_CHROMIUM ?? "/usr/bin/chromium";
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(executablePath)) {
+    throw new Error(
+      `no Chromium at ${executablePath}: install Debian's (apt-get install chromium) or set WORKQUEUE_CHROMIUM to a Chromium binary`,
+    );
+  }
+  browser = await chromium.launch({
+    executablePath,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** The one browser global the test reads (the project type-checks without the DOM library). */
+interface BrowserWindow {
+  getComputedStyle(element: unknown): { readonly borderTopColor: string };
+}
+
+/** Renders `html` in a fresh page; answers what the page shows and every request it tried to make. */
+async function rendered(html: string, screenshot: string) {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 500 } });
+  const requests: string[] = [];
+  page.on("request", (request) => requests.push(request.url()));
+  await page.setContent(html, { waitUntil: "load" });
+  const shown = {
+    title: await page.locator("h1").textContent(),
+    lanes: await page.locator(".lane .name").allTextContents(),
+    rules: await page.locator(".rule").allTextContents(),
+    outlined: await page.locator(".bar.violating").evaluateAll((bars) => bars.map((bar) => bar.getAttribute("title"))),
+    outlineColour: await page
+      .locator(".bar.violating")
+      .first()
+      .evaluate((bar) => (globalThis as unknown as BrowserWindow).getComputedStyle(bar).borderTopColor),
+    bars: await page.locator(".bar").count(),
+    replay:
+      (await page.locator("pre.replay").count()) === 0 ? undefined : await page.locator("pre.replay").textContent(),
+  };
+  await page.screenshot({ path: screenshot, fullPage: true });
+  await page.close();
+  return { ...shown, requests };
+}
+
+/** Where the screenshots go: a fresh folder, or `WORKQUEUE_SCREENSHOTS` (docs/images makes the README's). */
+const folder = process.env.WORKQUEUE_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), "timeline-"));
+
+test("an overlapping-call failure renders with a lane per caller, the unexplained round outlined, §10.8 named and the replay line", async () => {
+  const report = await checkOverlapping((options) => new GetReadsThenTakes(options), { runs: 100, seed: 1 });
+  const found = report.counterexample;
+  if (found === undefined) throw new Error("GetReadsThenTakes was not rejected");
+  expect(found.round).toBeGreaterThanOrEqual(1);
+  const replay = `checkOverlapping(factory, { seed: ${report.seed}, path: "${found.path}" })`;
+  const html = overlapTimeline(found, { replay });
+  expect(html).not.toMatch(/<script[^>]+src|<link|https?:\/\//);
+  const screenshot = join(folder, "timeline-overlap.png");
+  const page = await rendered(html, screenshot);
+  expect(page.requests).toEqual([]);
+  expect(page.title).toContain("no order explains the answers");
+  const callers = Math.max(
+    ...[...new Set(found.calls.map((c) => c.round))].map((r) => found.calls.filter((c) => c.round === r).length),
+  );
+  expect(page.lanes).toEqual(Array.from({ length: callers }, (_, i) => `caller ${i + 1}`));
+  expect(page.bars).toBe(found.calls.length);
+  const unexplained = found.calls.filter((c) => c.round === found.round);
+  expect(page.outlined).toEqual(unexplained.map((c) => `round ${c.round}: ${c.call} → ${showAnswer(c.answer)}`));
+  expect(page.outlineColour).toBe("rgb(198, 40, 40)");
+  expect(page.rules.join("\n")).toContain("linearizable (§10.8)");
+  expect(page.replay).toBe(replay);
+  expect(readFileSync(screenshot).subarray(1, 4).toString()).toBe("PNG");
+}, 120_000);
+
+test("a history with two live leases renders a lane per process, the leases as spans, and the two hand-outs outlined", async () => {
+  const events: HistoryEvent[] = [
+    { op: "add", key: "pod-1", startedAt: 0, endedAt: 2, process: "producer" },
+    { op: "lease", key: "pod-1", token: 7, expiresAt: 1_000, startedAt: 5, endedAt: 8, process: "worker 1" },
+    { op: "lease", key: "pod-1", token: 9, expiresAt: 1_400, startedAt: 300, endedAt: 304, process: "worker 2" },
+    { op: "forget", key: "pod-1", token: 9, outcome: "ok", startedAt: 420, endedAt: 422, process: "worker 2" },
+    { op: "done", key: "pod-1", token: 9, outcome: "ok", startedAt: 640, endedAt: 642, process: "worker 2" },
+    { op: "done", key: "pod-1", token: 7, outcome: "stale", startedAt: 900, process: "worker 1" },
+  ];
+  const violations = checkHistory(events, { maxRetries: 3, toleranceMs: 0 });
+  expect(violations.map((v) => v.rule)).toEqual(["two live leases"]);
+  const html = historyTimeline(events, violations);
+  const page = await rendered(html, join(folder, "timeline-history.png"));
+  expect(page.requests).toEqual([]);
+  expect(page.title).toBe("A history of 6 calls: 1 violation");
+  expect(page.lanes).toEqual(["producer", "worker 1", "worker 2"]);
+  expect(page.bars).toBe(events.length + 2); // every call, and a span per lease
+  expect(page.outlined).toEqual([
+    "lease pod-1 #7",
+    "lease pod-1 #7 until 1000",
+    "lease pod-1 #9",
+    "lease pod-1 #9 until 640",
+  ]);
+  expect(page.rules).toEqual([`two live leases: ${violations[0]?.message}`]);
+  expect(page.replay).toBeUndefined();
+}, 120_000);
+
+test("text from the history is escaped, never markup: a key with < and & shows as written", () => {
+  const events: HistoryEvent[] = [{ op: "add", key: `<b>&"'`, startedAt: 0 }];
+  const html = historyTimeline(events, checkHistory(events, { maxRetries: 1 }));
+  expect(html).toContain("add(&#60;b&#62;&#38;&#34;&#39;)");
+  expect(html).not.toContain("<b>&");
+  expect(html).toContain('class="bar call open violating"'); // never answered, and lost
+});
