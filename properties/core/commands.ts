@@ -15,7 +15,7 @@ import { perform } from "./subject.js";
  *   has not finished; `add` and `forget` of any item.
  * - `robust`: any verb on any item at any time, `undefined` and `null` included ([docs/spec.md §1.2](../../docs/spec.md#§1-items), [§11](../../docs/spec.md#§11-misuse-and-how-it-is-answered)).
  *
- * @public
+ * @inline
  */
 export type Profile = "contract" | "robust";
 

@@ -23,6 +23,14 @@ import {
 /**
  * Options of {@link checkLifecycle}.
  *
+ * @example
+ * ```ts
+ * import { checkLifecycle, type LifecycleOptions } from "workqueue-spec/properties";
+ *
+ * const options: LifecycleOptions = { runs: 200, time: true };
+ * const report = await checkLifecycle((queueOptions) => new MyQueue(queueOptions), options);
+ * ```
+ *
  * @public
  */
 export interface LifecycleOptions {
@@ -58,7 +66,7 @@ export interface LifecycleOptions {
 /**
  * A shrunk failing run: the rule it broke, the interleaving, and how to replay it.
  *
- * @public
+ * @inline
  */
 export interface LifecycleCounterexample {
   /** The first rule the run broke. */
@@ -83,6 +91,14 @@ export interface LifecycleCounterexample {
 
 /**
  * The outcome of {@link checkLifecycle}.
+ *
+ * @example
+ * ```ts
+ * import { checkLifecycle, type LifecycleReport } from "workqueue-spec/properties";
+ *
+ * const report: LifecycleReport = await checkLifecycle((options) => new MyQueue(options));
+ * if (report.verdict !== "conforms") console.log(report.counterexample?.replay); // the token that replays it
+ * ```
  *
  * @public
  */

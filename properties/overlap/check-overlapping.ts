@@ -39,6 +39,14 @@ export const linearizable: Rule = {
 /**
  * Options of {@link checkOverlapping}.
  *
+ * @example
+ * ```ts
+ * import { checkOverlapping, type OverlappingOptions } from "workqueue-spec/properties";
+ *
+ * const options: OverlappingOptions = { profile: "contract", runs: 200 };
+ * const report = await checkOverlapping((queueOptions) => new MyAsyncQueue(queueOptions), options);
+ * ```
+ *
  * @public
  */
 export interface OverlappingOptions {
@@ -75,6 +83,14 @@ export interface OverlappingOptions {
 /**
  * The outcome of {@link checkOverlapping}.
  *
+ * @example
+ * ```ts
+ * import { checkOverlapping, type OverlappingReport } from "workqueue-spec/properties";
+ *
+ * const report: OverlappingReport = await checkOverlapping((options) => new MyAsyncQueue(options));
+ * if (report.verdict !== "conforms") console.log(report.counterexample);
+ * ```
+ *
  * @public
  */
 export interface OverlappingReport {
@@ -93,7 +109,7 @@ export interface OverlappingReport {
 /**
  * A failing run of overlapping calls.
  *
- * @public
+ * @inline
  */
 export interface OverlapCounterexample {
   /** What went wrong, with every call of the run. */

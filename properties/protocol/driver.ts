@@ -16,7 +16,7 @@ import { Session } from "./session.js";
 /**
  * Options of {@link connect}.
  *
- * @public
+ * @inline
  */
 export interface ConnectOptions {
   /** How long to wait for each reply before giving up on the implementation, in milliseconds. @defaultValue 5000 */
@@ -74,6 +74,15 @@ export function protocolLines(counterexample: {
 
 /**
  * A connected implementation: a driver, with the name and features it announced. Always `close` it.
+ *
+ * @example
+ * ```ts
+ * import { connect, type ProtocolDriver } from "workqueue-spec/properties";
+ *
+ * const driver: ProtocolDriver = await connect("python3", ["my_queue.py"]);
+ * console.log(driver.name, driver.features); // from its hello reply, as ["len", "shutdown"]
+ * await driver.close();
+ * ```
  *
  * @public
  */
@@ -144,7 +153,7 @@ function viewOf(asked: ViewRequest, reply: unknown, session: Session): number | 
  *
  * @param command - The program to start, found on `PATH` as a shell would, but started without a shell.
  * @param args - Its arguments.
- * @param options - The reply timeout, the start-up timeout, and pipelining (see {@link ConnectOptions}).
+ * @param options - The reply timeout, the start-up timeout, and pipelining.
  * @throws StartError when the command cannot be started.
  * @throws ProtocolBreach when the implementation breaks the protocol during the handshake.
  * @example

@@ -11,7 +11,7 @@ import { formatReport } from "./text.js";
 /**
  * A test-registering function such as vitest's, jest's or `node:test`'s `test(name, fn)`.
  *
- * @public
+ * @inline
  */
 export type TestFunction = (name: string, fn: () => Promise<void>, timeout?: number) => unknown;
 

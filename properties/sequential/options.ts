@@ -14,10 +14,18 @@ import { anyItems, type ItemUniverse, stringItems } from "../core/universes.js";
 /**
  * Options of {@link checkConformance}.
  *
+ * @example
+ * ```ts
+ * import { checkConformance, type ConformanceOptions } from "workqueue-spec/properties";
+ *
+ * const options: ConformanceOptions = { profile: "contract", runs: 500, shutDown: true, time: true };
+ * const report = await checkConformance((queueOptions) => new MyQueue(queueOptions), options);
+ * ```
+ *
  * @public
  */
 export interface ConformanceOptions {
-  /** Which calls sequences may make (see {@link Profile}). @defaultValue `"robust"` */
+  /** Which calls sequences may make: `"contract"` calls `done` and `retry` only for items in flight, `"robust"` any call on any item. @defaultValue `"robust"` */
   readonly profile?: Profile;
   /** How many random sequences to run. @defaultValue `100` */
   readonly runs?: number;
@@ -55,7 +63,7 @@ export interface ConformanceOptions {
   readonly shape?: Shape | "both" | "all" | undefined;
   /**
    * The items to draw from; pass {@link stringItems} for a queue of strings only.
-   * @defaultValue {@link anyItems} in `checkConformance`, {@link stringItems} in `checkDriver`
+   * @defaultValue any values (`0`, `-0`, `NaN`, `true`, objects equal as JSON, besides the strings) in `checkConformance`, {@link stringItems} in `checkDriver`
    */
   readonly items?: ItemUniverse;
   /** Whether error messages must equal the model's; otherwise only the error's name must. @defaultValue `false` */
