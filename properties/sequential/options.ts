@@ -35,8 +35,8 @@ export interface ConformanceOptions {
    * Replays exactly one counterexample and nothing else: the `replay` token of a failed report. Overrides `seed`.
    * The token carries the options that shape the runs (profile, shutDown, maxCommands, shape, items,
    * finiteMaxRetries); a check with other options refuses it with an `OptionError` naming the option.
-   * @defaultValue the environment variable `WORKQUEUE_REPLAY`, if set, so that a printed replay works in any
-   * project's test suite
+   * @defaultValue none; in `conformanceTests`, the environment variable `WORKQUEUE_REPLAY`, if set, so that a
+   * printed replay works in any project's test suite
    */
   readonly replay?: string | undefined;
   /**
@@ -174,13 +174,12 @@ export function settle(options: ConformanceOptions, context: CheckContext): Sett
 }
 
 /**
- * Qualifies `options` once, for a check in `context`: every default filled; the replay token (the option, or the
- * environment variable `WORKQUEUE_REPLAY`) decoded and checked against the options it was made with, so that a
+ * Qualifies `options` once, for a check in `context`: every default filled; the replay token decoded and checked against the options it was made with, so that a
  * token made under other options is refused with an `OptionError` naming the option; the seed chosen.
  */
 export function qualify(options: ConformanceOptions, context: CheckContext): QualifiedOptions {
   const settled = settle(options, context);
-  const token = options.replay ?? process.env.WORKQUEUE_REPLAY;
+  const token = options.replay;
   const replay = token === undefined || token === "" ? undefined : decodeReplay(token);
   if (replay !== undefined) assertSameOptions(replay, tokenOptions(settled));
   const seed = replay?.seed ?? options.seed ?? freshSeed();
