@@ -136,23 +136,6 @@ export const replySchemas: Readonly<Record<ReplyKind, JsonSchema>> = {
   },
 };
 
-/** Which kind of reply answers a request of each `op`, when the request is carried out. */
-export const replyTo: Readonly<Record<RequestOp, Exclude<ReplyKind, "error">>> = {
-  hello: "hello",
-  new: "ack",
-  add: "ack",
-  get: "get",
-  done: "ack",
-  retry: "retry",
-  forget: "ack",
-  len: "len",
-  shutdown: "ack",
-  shuttingDown: "value",
-  addAfter: "ack",
-  advance: "ack",
-  waiting: "waiting",
-};
-
 /** The compiled validators of every reply and request schema. */
 export interface Validators {
   /** By kind of reply. */

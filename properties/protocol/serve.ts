@@ -6,7 +6,7 @@
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import type { Subject, SubjectFactory } from "../core/subject.js";
-import { type CallRequest, replyOf } from "./reply.js";
+import { type CallRequest, replyOf } from "./codec.js";
 import { validators } from "./schema.js";
 
 /** What is served: the factory, the name and features announced, and the current queue (made by the last `new`). */

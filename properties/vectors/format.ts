@@ -4,7 +4,7 @@
  * continue an earlier one (`after`), so that a file states each setup path once. One renderer for the files, so
  * that a fresh generation can be compared with the committed files byte for byte.
  */
-import type { CallRequest } from "../protocol/reply.js";
+import type { CallRequest } from "../protocol/codec.js";
 
 /**
  * The format version of the vector files: a change that an existing runner cannot read raises it. Version 2 added
