@@ -21,15 +21,7 @@ import { checkDriver } from "../sequential/conformance.js";
 import { type ConformanceOptions, replayOptionsOf } from "../sequential/options.js";
 import { checkReplay, oneLine, UsageError } from "./args.js";
 import { exitCodeHelp, exitCodes, failureOf } from "./exit-codes.js";
-import {
-  checkReplayFirst,
-  type GateOptions,
-  parseGate,
-  planned,
-  replayCommand,
-  replayNames,
-  salvage,
-} from "./gate-options.js";
+import { checkReplayFirst, type GateOptions, parseGate, replayCommand, replayNames, salvage } from "./gate-options.js";
 
 export const usage = `usage: workqueue-conformance [options] -- <command> [args…]
        workqueue-conformance [options] --module <file>
@@ -112,7 +104,7 @@ async function open(options: GateOptions): Promise<{
     return {
       driver,
       described: `${options.module}, in process`,
-      check: planned(options),
+      check: options.check,
       protocol: false,
       factory,
     };
@@ -122,7 +114,7 @@ async function open(options: GateOptions): Promise<{
   const how = options.pipeline ? "pipelined" : "in lock step";
   const features = driver.features.length === 0 ? "" : `, features ${driver.features.join(", ")}`;
   const check = {
-    ...planned(options),
+    ...options.check,
     shutDown: driver.features.includes("shutdown"),
     time: driver.features.includes("time"),
   };
@@ -201,12 +193,12 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
     checkReplayFirst(options);
     opened = await open(options);
     const checked = {
-      ...options.check,
       ...opened.check,
       timeoutMs: options.timeoutMs,
       onProgress: progressLine(io, options.check.runs),
     };
-    checkReplay(options.check.replay, replayOptionsOf(checked), replayNames(opened.protocol));
+    if (checked.replay !== undefined)
+      checkReplay(checked.replay, replayOptionsOf(checked), replayNames(opened.protocol));
     const report =
       opened.factory === undefined
         ? await checkDriver(opened.driver, checked)

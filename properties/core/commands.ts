@@ -19,6 +19,9 @@ import { perform } from "./subject.js";
  */
 export type Profile = "contract" | "robust";
 
+/** The profile a check of command sequences runs when it is not told: any call on any item (docs/spec.md §11). */
+export const defaultProfile: Profile = "robust";
+
 /** The planned operations of one run, in order. */
 export type Plan = Operation[];
 

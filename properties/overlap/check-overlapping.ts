@@ -7,7 +7,7 @@
  */
 import * as fc from "fast-check";
 import { ClockModel } from "../../model/index.js";
-import type { Profile } from "../core/commands.js";
+import { defaultProfile, type Profile } from "../core/commands.js";
 import type { Rule } from "../core/invariants.js";
 import { freshSeed, qualifyBase } from "../core/options.js";
 import { defaultShrinkRuns, ShrinkBudget, type ShrinkStop } from "../core/shrink-budget.js";
@@ -138,7 +138,7 @@ function qualify(options: OverlappingOptions) {
     ...qualifyBase(options),
     items: (options.items ?? ["a", "b", "c"]).slice(0, 3),
     seed: options.seed ?? freshSeed(),
-    profile: options.profile ?? "robust",
+    profile: options.profile ?? defaultProfile,
     finiteMaxRetries: options.finiteMaxRetries === true,
     shrinkRuns: options.shrinkRuns ?? defaultShrinkRuns,
     path: options.path,

@@ -4,10 +4,10 @@
  * check reads the qualified value and never writes a default again (as fast-check's `QualifiedParameters`).
  */
 import type { Delays, Shape } from "../core/arbitraries.js";
-import type { Profile } from "../core/commands.js";
+import { defaultProfile, type Profile } from "../core/commands.js";
 import type { Coverage } from "../core/coverage.js";
 import { freshSeed, type QualifiedBase, qualifyBase } from "../core/options.js";
-import { assertSameOptions, decodeReplay, type Replay, type ReplayOptions } from "../core/replay.js";
+import { type Replay, type ReplayOptions, readReplay } from "../core/replay.js";
 import { defaultShrinkCalls } from "../core/shrink-budget.js";
 import { anyItems, type ItemUniverse, stringItems } from "../core/universes.js";
 
@@ -157,7 +157,7 @@ export function settle(options: ConformanceOptions, context: CheckContext): Sett
   const items = options.items ?? context.items;
   return {
     ...qualifyBase(options),
-    profile: options.profile ?? "robust",
+    profile: options.profile ?? defaultProfile,
     shrinkCalls: options.shrinkCalls ?? defaultShrinkCalls,
     maxCommands: options.maxCommands,
     shape: options.shape ?? "all",
@@ -180,8 +180,7 @@ export function settle(options: ConformanceOptions, context: CheckContext): Sett
 export function qualify(options: ConformanceOptions, context: CheckContext): QualifiedOptions {
   const settled = settle(options, context);
   const token = options.replay;
-  const replay = token === undefined || token === "" ? undefined : decodeReplay(token);
-  if (replay !== undefined) assertSameOptions(replay, tokenOptions(settled));
+  const replay = token === undefined || token === "" ? undefined : readReplay(token, tokenOptions(settled));
   const seed = replay?.seed ?? options.seed ?? freshSeed();
   return { ...settled, replay, seed };
 }
