@@ -22,6 +22,16 @@ export interface CallRequest {
   readonly item?: string;
 }
 
+/**
+ * The feature of protocol v1 a request of `op` needs, if any (docs/protocol.md, "Messages"): `len`; `shutdown` and
+ * `shuttingDown`; and `addAfter`, `advance` and `waiting`, of `time`. Any other `op` needs none.
+ */
+export function featureOf(op: string): "len" | "shutdown" | "time" | undefined {
+  if (op === "len") return "len";
+  if (op === "shutdown" || op === "shuttingDown") return "shutdown";
+  return op === "addAfter" || op === "advance" || op === "waiting" ? "time" : undefined;
+}
+
 /** A reply that carries out its request: every kind but `error`, and `hello`, which the handshake reads alone. */
 type CarriedReply = Exclude<ReplyKind, "error" | "hello">;
 
@@ -60,6 +70,11 @@ const carried: Readonly<Record<CarriedReply, { write(value: unknown): object; re
     read: (reply) => (reply as { waiting: number }).waiting,
   },
 };
+
+/** The reply to `hello`: the implementation's name and the features it offers. */
+export function helloReply(name: string, features: readonly string[]): object {
+  return { ok: true, name, features };
+}
 
 /** The kind of reply a carried-out request of `op` gets, for `op`s other than `hello`. */
 const kindOf = (op: RequestOp) => replyTo[op] as CarriedReply;
