@@ -8,7 +8,7 @@
  *   properties/sequential/      imports core/ and overlap/: the check of command sequences, and checkConformance
  *   properties/lifecycle/       imports core/: the check of waiting takes, drains and aborts
  *   properties/history/         imports nothing of ours: the check of distributed histories
- *   properties/report/          imports core/ and the checks
+ *   properties/report/          imports core/, the checks and protocol/'s codec (to write protocol lines)
  *   properties/protocol/        imports core/
  *   properties/vectors/         imports model/, core/ and protocol/ (the conformance vectors' generator)
  *   properties/cli/             imports all of the above, and src/ for `npm start`
@@ -60,8 +60,8 @@ module.exports = {
     ),
     layer(
       "properties/report/",
-      "^(src|bench)/|^properties/(protocol|vectors|cli|test)/",
-      "reports render what the checks found",
+      "^(src|bench)/|^properties/protocol/(?!codec\\.ts$)|^properties/(vectors|cli|test)/",
+      "reports render what the checks found, and a counterexample as protocol lines with the protocol's codec",
     ),
     layer(
       "properties/protocol/",

@@ -7,7 +7,8 @@
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { Profile } from "../core/commands.js";
-import { decodeReplay, differingOption, type ReplayOptions } from "../core/replay.js";
+import { OptionError } from "../core/errors.js";
+import { type Replay, type ReplayOptionNames, type ReplayOptions, readReplay } from "../core/replay.js";
 
 /** A bad command line: the entry point prints its message and "see --help", and exits with the usage-error code. */
 export class UsageError extends Error {
@@ -26,7 +27,7 @@ export const checkOptions = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-/** What the shared options say. */
+/** What the shared options say, with the entry point's defaults filled. */
 export interface CheckArguments {
   /** `--profile`, if given. */
   readonly profile: Profile | undefined;
@@ -36,6 +37,8 @@ export interface CheckArguments {
   readonly seed: number | undefined;
   /** `--replay`, if given. */
   readonly replay: string | undefined;
+  /** The `--replay` token, read: a bad one is a usage error before anything is started. */
+  readonly replayed: Replay | undefined;
   /** `--max-commands`, if given. */
   readonly maxCommands: number | undefined;
   /** `--shrink-calls`, the shrinking budget in calls, if given. */
@@ -103,15 +106,25 @@ export function positive(name: string, value: string | undefined): number | unde
   return n;
 }
 
-/** A `--replay` token, read now so that a bad one is a usage error before anything is started. */
-function replayToken(token: string | undefined): string | undefined {
-  if (token === undefined) return undefined;
+/**
+ * The `--replay` token, read with the one check of a token (core/replay.ts) against the options the entry point
+ * knows (`options`, named as `names` spells them): a token that is not one, or that was made under other options,
+ * is a usage error naming `--replay`.
+ *
+ * @throws UsageError naming the first option that differs as `names` spells it, with the token's value and this
+ * run's; or saying why the token is not one.
+ */
+export function checkReplay(
+  token: string,
+  options: Partial<ReplayOptions> = {},
+  names: ReplayOptionNames = sharedReplayNames,
+): Replay {
   try {
-    decodeReplay(token);
+    return readReplay(token, options, names);
   } catch (error) {
-    throw new UsageError(`--replay: ${(error as Error).message}`);
+    if (error instanceof OptionError) throw new UsageError(`--replay: ${error.message}`);
+    throw error;
   }
-  return token;
 }
 
 /** Reads and checks the options every check shares; `runs` is the entry point's default for `--runs`. */
@@ -123,6 +136,7 @@ export function checkArguments(
   if (profile !== undefined && profile !== "contract" && profile !== "robust") {
     throw new UsageError(`--profile must be contract or robust, got \`${profile}\``);
   }
+  const replay = values.replay as string | undefined;
   const seedText = values.seed as string | undefined;
   const seed = seedText === undefined ? undefined : Number(seedText);
   if (seed !== undefined && !Number.isInteger(seed))
@@ -131,37 +145,16 @@ export function checkArguments(
     profile,
     runs: positive("runs", values.runs as string | undefined) ?? runs,
     seed,
-    replay: replayToken(values.replay as string | undefined),
+    replay,
+    replayed: replay === undefined ? undefined : checkReplay(replay),
     maxCommands: positive("max-commands", values["max-commands"] as string | undefined),
     shrinkCalls: positive("shrink-calls", values["shrink-calls"] as string | undefined),
     shrinkTimeMs: positive("shrink-time-ms", values["shrink-time-ms"] as string | undefined),
   };
 }
 
-/** How an entry point shows an option a replay token carries, with a value: `--max-commands 12`, `no --shutdown`. */
-export type ReplayOptionNames = { readonly [K in keyof ReplayOptions]?: (value: ReplayOptions[K]) => string };
-
 /** The names of the options a token carries that every entry point spells the same. */
 export const sharedReplayNames = {
   profile: (value) => `--profile ${value}`,
   maxCommands: (value) => (value === null ? "no --max-commands" : `--max-commands ${value}`),
 } as const satisfies ReplayOptionNames;
-
-/**
- * Refuses a `--replay` token made under other options than `options`, the ones the entry point knows before it
- * starts anything (over the protocol, the implementation's features come later).
- *
- * @throws UsageError naming the first option that differs as `names` spells it (as the token's field otherwise),
- * with the token's value and this run's.
- */
-export function checkReplay(token: string | undefined, options: Partial<ReplayOptions>, names: ReplayOptionNames) {
-  if (token === undefined) return;
-  const replay = decodeReplay(token);
-  const key = differingOption(replay, options);
-  if (key === undefined) return;
-  const name = names[key] as ((value: unknown) => string) | undefined;
-  const show = name ?? ((value: unknown) => `${key} ${JSON.stringify(value)}`);
-  throw new UsageError(
-    `--replay: the token was made with ${show(replay[key])}, but this run has ${show(options[key])}: give the options that made it`,
-  );
-}

@@ -4,19 +4,12 @@
  * starts, and the command that replays a counterexample with every option that decided the run.
  */
 import { parseArgs } from "node:util";
-import type { Profile } from "../core/commands.js";
+import { defaultProfile } from "../core/commands.js";
+import { defaultRuns, defaultTimeoutMs } from "../core/options.js";
+import type { ReplayOptionNames } from "../core/replay.js";
 import { anyItems, stringItems } from "../core/universes.js";
 import { type ConformanceOptions, replayOptionsOf } from "../sequential/options.js";
-import {
-  checkArguments,
-  checkOptions,
-  checkReplay,
-  parse,
-  positive,
-  type ReplayOptionNames,
-  sharedReplayNames,
-  UsageError,
-} from "./args.js";
+import { checkArguments, checkOptions, checkReplay, parse, positive, sharedReplayNames, UsageError } from "./args.js";
 
 /** The gate's options, as `parseArgs` declares them. */
 const gateOptions = {
@@ -32,7 +25,9 @@ const gateOptions = {
 } as const;
 
 /**
- * Reads the command line.
+ * Reads the command line once into a finished request: every default filled (the library's own), the `--replay`
+ * token read, and the check's options as the target decides them ({@link planned}); nothing reads the command
+ * line again.
  *
  * @throws UsageError when it is not one the gate can run.
  */
@@ -46,7 +41,9 @@ export function parseGate(argv: readonly string[]) {
   if (command.length > 0 === (values.module !== undefined)) {
     throw new UsageError("give either `-- <command> [args…]` or `--module <file>`, not both and not neither");
   }
-  const check = checkArguments(values, 100);
+  const { replayed: _, ...check } = checkArguments(values, defaultRuns);
+  const shutDown = values.shutdown ?? false;
+  const time = values.time ?? false;
   return {
     help: false as const,
     command,
@@ -54,10 +51,10 @@ export function parseGate(argv: readonly string[]) {
     json: values.json ?? false,
     junit: values.junit,
     pipeline: !(values.lockstep ?? false),
-    shutDown: values.shutdown ?? false,
-    time: values.time ?? false,
-    timeoutMs: positive("timeout", values.timeout) ?? 5000,
-    check: { ...check, profile: check.profile ?? ("robust" as Profile) },
+    shutDown,
+    time,
+    timeoutMs: positive("timeout", values.timeout) ?? defaultTimeoutMs,
+    check: planned(values.module, { ...check, profile: check.profile ?? defaultProfile }, shutDown, time),
   };
 }
 
@@ -80,7 +77,8 @@ export function salvage(argv: readonly string[]) {
     json: values.json === true,
     junit: text(values.junit),
     target: text(values.module) ?? (split < 0 ? "" : argv.slice(split + 1).join(" ")),
-    profile: profile === undefined ? "robust" : profile === "contract" || profile === "robust" ? profile : undefined,
+    profile:
+      profile === undefined ? defaultProfile : profile === "contract" || profile === "robust" ? profile : undefined,
   };
 }
 
@@ -94,10 +92,10 @@ const protocolItems = { ...stringItems, name: "protocol v1 strings", invalid: []
  * What the options decide of the check before anything is started; over the protocol, shutdown and time follow the
  * features the implementation announces.
  */
-export function planned(options: GateOptions): ConformanceOptions {
-  return options.module === undefined
-    ? { ...options.check, items: protocolItems, finiteMaxRetries: true }
-    : { ...options.check, shutDown: options.shutDown, time: options.time, items: anyItems };
+function planned<C extends ConformanceOptions>(module: string | undefined, check: C, shutDown: boolean, time: boolean) {
+  return module === undefined
+    ? { ...check, items: protocolItems, finiteMaxRetries: true }
+    : { ...check, shutDown, time, items: anyItems };
 }
 
 /** How the gate names the options a replay token carries, over the protocol or in process. */
@@ -115,7 +113,8 @@ export function replayNames(protocol: boolean): ReplayOptionNames {
 
 /** Refuses a `--replay` token made under other options, before anything is started. */
 export function checkReplayFirst(options: GateOptions): void {
-  const { shutDown, time, ...decided } = replayOptionsOf(planned(options));
+  if (options.check.replay === undefined) return;
+  const { shutDown, time, ...decided } = replayOptionsOf(options.check);
   const known = options.module === undefined ? decided : { ...decided, shutDown, time };
   checkReplay(options.check.replay, known, replayNames(options.module === undefined));
 }
@@ -131,7 +130,7 @@ export function replayCommand(options: GateOptions, token: string): string {
   if (options.module !== undefined && options.shutDown) words.push("--shutdown");
   if (options.module !== undefined && options.time) words.push("--time");
   if (!options.pipeline) words.push("--lockstep");
-  if (options.timeoutMs !== 5000) words.push("--timeout", String(options.timeoutMs));
+  if (options.timeoutMs !== defaultTimeoutMs) words.push("--timeout", String(options.timeoutMs));
   words.push(`--replay=${token}`);
   const target = options.module === undefined ? ["--", ...options.command] : ["--module", options.module];
   return [...words, ...target.map(quote)].join(" ");

@@ -10,25 +10,18 @@ import { type Driver, inProcess } from "../core/driver.js";
 import { loadFactory } from "../core/load.js";
 import { plural } from "../core/render.js";
 import type { SubjectFactory } from "../core/subject.js";
-import { connect, protocolLines } from "../protocol/driver.js";
+import { connect } from "../protocol/driver.js";
 import { toJson } from "../report/json.js";
 import { toJunit } from "../report/junit.js";
 import type { GateOutcome } from "../report/outcome.js";
+import { protocolLines } from "../report/protocol-lines.js";
 import { formatReport, withoutEscapes } from "../report/text.js";
 import { checkConformance } from "../sequential/check-conformance.js";
 import { checkDriver } from "../sequential/conformance.js";
 import { type ConformanceOptions, replayOptionsOf } from "../sequential/options.js";
 import { checkReplay, oneLine, UsageError } from "./args.js";
 import { exitCodeHelp, exitCodes, failureOf } from "./exit-codes.js";
-import {
-  checkReplayFirst,
-  type GateOptions,
-  parseGate,
-  planned,
-  replayCommand,
-  replayNames,
-  salvage,
-} from "./gate-options.js";
+import { checkReplayFirst, type GateOptions, parseGate, replayCommand, replayNames, salvage } from "./gate-options.js";
 
 export const usage = `usage: workqueue-conformance [options] -- <command> [args…]
        workqueue-conformance [options] --module <file>
@@ -111,7 +104,7 @@ async function open(options: GateOptions): Promise<{
     return {
       driver,
       described: `${options.module}, in process`,
-      check: planned(options),
+      check: options.check,
       protocol: false,
       factory,
     };
@@ -121,7 +114,7 @@ async function open(options: GateOptions): Promise<{
   const how = options.pipeline ? "pipelined" : "in lock step";
   const features = driver.features.length === 0 ? "" : `, features ${driver.features.join(", ")}`;
   const check = {
-    ...planned(options),
+    ...options.check,
     shutDown: driver.features.includes("shutdown"),
     time: driver.features.includes("time"),
   };
@@ -200,12 +193,12 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
     checkReplayFirst(options);
     opened = await open(options);
     const checked = {
-      ...options.check,
       ...opened.check,
       timeoutMs: options.timeoutMs,
       onProgress: progressLine(io, options.check.runs),
     };
-    checkReplay(options.check.replay, replayOptionsOf(checked), replayNames(opened.protocol));
+    if (checked.replay !== undefined)
+      checkReplay(checked.replay, replayOptionsOf(checked), replayNames(opened.protocol));
     const report =
       opened.factory === undefined
         ? await checkDriver(opened.driver, checked)

@@ -6,7 +6,7 @@ import { WorkQueue } from "../../src/index.js";
 import type { Profile } from "../core/commands.js";
 import { Coverage, reachable } from "../core/coverage.js";
 import { plural } from "../core/render.js";
-import { decodeReplay } from "../core/replay.js";
+import type { ReplayOptionNames } from "../core/replay.js";
 import { anyItems } from "../core/universes.js";
 import { formatReport } from "../report/text.js";
 import { checkConformance } from "../sequential/check-conformance.js";
@@ -18,7 +18,6 @@ import {
   checkReplay,
   oneLine,
   parse,
-  type ReplayOptionNames,
   sharedReplayNames,
   UsageError,
 } from "./args.js";
@@ -58,7 +57,7 @@ function checkOf(options: CheckArguments, profile: Profile): ConformanceOptions 
 /** The profiles to check: the one `--profile` names, the one a `--replay` token was made with, or both. */
 function profilesOf(options: CheckArguments): Profile[] {
   if (options.profile !== undefined) return [options.profile];
-  if (options.replay !== undefined) return [decodeReplay(options.replay).profile as Profile];
+  if (options.replayed !== undefined) return [options.replayed.profile as Profile];
   return ["contract", "robust"];
 }
 
@@ -74,8 +73,9 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     options = checkArguments(values, 500);
     profiles = profilesOf(options);
-    for (const profile of profiles) {
-      checkReplay(options.replay, replayOptionsOf(checkOf(options, profile)), startNames);
+    const token = options.replay;
+    if (token !== undefined) {
+      for (const profile of profiles) checkReplay(token, replayOptionsOf(checkOf(options, profile)), startNames);
     }
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;

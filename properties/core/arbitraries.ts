@@ -12,7 +12,7 @@ import type { ItemUniverse } from "./universes.js";
 /**
  * The two shapes of a sequence.
  *
- * @public
+ * @inline
  */
 export type Shape = "few" | "many" | "deep";
 

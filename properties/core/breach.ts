@@ -7,7 +7,7 @@
 /**
  * How an implementation broke the protocol.
  *
- * @public
+ * @internal
  */
 export type BreachKind =
   | "crashed"
@@ -24,9 +24,9 @@ export type BreachKind =
  *
  * @example
  * ```ts
- * import { connect, checkDriver, ProtocolBreach } from "workqueue-spec/properties";
+ * import { checkDriver } from "../sequential/conformance.js";
+ * import { ProtocolBreach } from "./breach.js";
  *
- * const driver = await connect("python3", ["my_queue.py"]);
  * try {
  *   await checkDriver(driver);
  * } catch (error) {
@@ -36,7 +36,7 @@ export type BreachKind =
  * }
  * ```
  *
- * @public
+ * @internal
  */
 export class ProtocolBreach extends Error {
   /** The error's name, `ProtocolBreach`. */
@@ -63,14 +63,15 @@ export class ProtocolBreach extends Error {
  *
  * @example
  * ```ts
- * import { connect, StartError } from "workqueue-spec/properties";
+ * import { connect } from "../protocol/driver.js";
+ * import { StartError } from "./breach.js";
  *
  * await connect("no-such-command", []).catch((error) => {
  *   if (error instanceof StartError) console.error(error.message); // cannot start `no-such-command`: …
  * });
  * ```
  *
- * @public
+ * @internal
  */
 export class StartError extends Error {
   /** The error's name, `StartError`. */

@@ -15,9 +15,12 @@ import { perform } from "./subject.js";
  *   has not finished; `add` and `forget` of any item.
  * - `robust`: any verb on any item at any time, `undefined` and `null` included ([docs/spec.md §1.2](../../docs/spec.md#§1-items), [§11](../../docs/spec.md#§11-misuse-and-how-it-is-answered)).
  *
- * @public
+ * @inline
  */
 export type Profile = "contract" | "robust";
+
+/** The profile a check of command sequences runs when it is not told: any call on any item (docs/spec.md §11). */
+export const defaultProfile: Profile = "robust";
 
 /** The planned operations of one run, in order. */
 export type Plan = Operation[];

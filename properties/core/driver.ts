@@ -24,7 +24,7 @@ import {
 /**
  * What the implementation answered to one call and showed right after it.
  *
- * @public
+ * @inline
  */
 export interface Observation {
   /** The answer. */
@@ -36,12 +36,21 @@ export interface Observation {
 /**
  * Makes the next observation of a run: performs the step's call and reads the views. Called in step order.
  *
- * @public
+ * @inline
  */
 export type Observe = (operation: Operation, index: number) => MaybePromise<Observation>;
 
 /**
  * Runs plans on an implementation, one fresh queue per run.
+ *
+ * @example
+ * ```ts
+ * import { checkDriver, type Driver } from "workqueue-spec/properties";
+ *
+ * // Your own transport; `connect`'s driver is one of these over a child process.
+ * const driver: Driver = { start: (maxRetries, plan) => myTransport.start(maxRetries, plan) };
+ * const report = await checkDriver(driver, { runs: 50 });
+ * ```
  *
  * @public
  */

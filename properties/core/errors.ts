@@ -5,14 +5,15 @@
  *
  * @example
  * ```ts
- * import { checkConformance, OptionError } from "workqueue-spec/properties";
+ * import { checkConformance } from "../sequential/check-conformance.js";
+ * import { OptionError } from "./errors.js";
  *
  * await checkConformance(factory, { replay: "not a token" }).catch((error) => {
  *   if (error instanceof OptionError) console.error(error.message); // names the option and the value
  * });
  * ```
  *
- * @public
+ * @internal
  */
 export class OptionError extends RangeError {
   /** The error's name, `OptionError`. */

@@ -10,7 +10,7 @@ import { plural, showAnswer, showCall, showValue } from "./render.js";
 /**
  * The views of a queue after a step ([docs/spec.md §9](../../docs/spec.md#§9-views)); `failures` is of the step's item.
  *
- * @public
+ * @inline
  */
 export interface Views {
   /** [§9.1](../../docs/spec.md#§9-views) */
@@ -55,7 +55,7 @@ export interface StepFacts {
  * A rule of docs/spec.md that a check keeps: the sentence, and where the spec states it. A report names the rule
  * that broke; an {@link Invariant} is a rule checked after every step, other rules are checked over whole runs.
  *
- * @public
+ * @inline
  */
 export interface Rule {
   /**
@@ -72,7 +72,7 @@ export interface Rule {
 /**
  * A named check, run after every step.
  *
- * @public
+ * @inline
  */
 export interface Invariant extends Rule {
   /** What went wrong at this step, or `undefined` when the step keeps the invariant. @internal */

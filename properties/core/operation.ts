@@ -5,14 +5,14 @@
 /**
  * A verb of the queue that takes an item.
  *
- * @public
+ * @inline
  */
 export type ItemVerb = "add" | "done" | "retry" | "forget";
 
 /**
  * A call of a verb that takes an item.
  *
- * @public
+ * @inline
  */
 export interface ItemOperation {
   /** The verb. */
@@ -24,7 +24,7 @@ export interface ItemOperation {
 /**
  * A call of `get`.
  *
- * @public
+ * @inline
  */
 export interface GetOperation {
   /** The verb. */
@@ -34,7 +34,7 @@ export interface GetOperation {
 /**
  * A call of `shutDown` ([docs/spec.md §12.1](../../docs/spec.md#§12-shutdown)).
  *
- * @public
+ * @inline
  */
 export interface ShutDownOperation {
   /** The verb. */
@@ -44,7 +44,7 @@ export interface ShutDownOperation {
 /**
  * A call of `addAfter` ([docs/spec.md §17](../../docs/spec.md#§17-delayed-adds)).
  *
- * @public
+ * @inline
  */
 export interface AddAfterOperation {
   /** The verb. */
@@ -58,7 +58,7 @@ export interface AddAfterOperation {
 /**
  * Moving the queue's clock forward ([docs/spec.md §18.9](../../docs/spec.md#§18-backoff-and-rate-limiters)): not a verb of the queue, but of the clock the gate made it with.
  *
- * @public
+ * @inline
  */
 export interface AdvanceOperation {
   /** The step. */
@@ -70,14 +70,14 @@ export interface AdvanceOperation {
 /**
  * One call of a verb ([docs/spec.md §4](../../docs/spec.md#§4)–[§8](../../docs/spec.md#§8), [§12.1](../../docs/spec.md#§12-shutdown), [§17](../../docs/spec.md#§17-delayed-adds)), or a step of the clock.
  *
- * @public
+ * @inline
  */
 export type Operation = ItemOperation | GetOperation | ShutDownOperation | AddAfterOperation | AdvanceOperation;
 
 /**
  * The exponential backoff ([docs/spec.md §18.2](../../docs/spec.md#§18-backoff-and-rate-limiters)) a run's queue is made with, when time is checked.
  *
- * @public
+ * @inline
  */
 export interface Backoff {
   /** The delay after the first failure, in milliseconds. */
@@ -89,7 +89,7 @@ export interface Backoff {
 /**
  * A call that returned: the value, `undefined` for the verbs that answer nothing.
  *
- * @public
+ * @inline
  */
 export interface ValueAnswer {
   /** Tells the answers apart. */
@@ -101,7 +101,7 @@ export interface ValueAnswer {
 /**
  * A call that threw, or whose promise rejected.
  *
- * @public
+ * @inline
  */
 export interface ErrorAnswer {
   /** Tells the answers apart. */
@@ -115,7 +115,7 @@ export interface ErrorAnswer {
 /**
  * What a call answered.
  *
- * @public
+ * @inline
  */
 export type Answer = ValueAnswer | ErrorAnswer;
 

@@ -71,7 +71,7 @@ export function encodeReplay(replay: Replay): string {
  *
  * @throws OptionError naming the token when it is not one, or of another format version.
  */
-export function decodeReplay(token: string): Replay {
+function decodeReplay(token: string): Replay {
   const bad = (why: string) =>
     new OptionError(
       `Expected \`replay\` to be a token that a failed report printed (wq${version}.…), got \`${JSON.stringify(token)}\`: ${why}`,
@@ -122,28 +122,35 @@ export function decodeReplay(token: string): Replay {
 }
 
 /**
- * The first option that `replay` was made with and `options` has otherwise, among those `options` gives (an entry
- * point may know only some of them before it starts anything); `undefined` when they agree.
+ * How a command line names the options a token carries, each with its value (`--max-commands 12`, `no --shutdown`),
+ * so that a refusal names what its user types.
  */
-export function differingOption(
-  replay: ReplayOptions,
-  options: Partial<ReplayOptions>,
-): keyof ReplayOptions | undefined {
-  return (Object.keys(optionNames) as (keyof ReplayOptions)[]).find(
-    (key) => key in options && replay[key] !== options[key],
-  );
-}
+export type ReplayOptionNames = { readonly [K in keyof ReplayOptions]?: (value: ReplayOptions[K]) => string };
 
 /**
- * Checks that `replay` was made under `options`.
+ * Reads `token` and checks that it was made under `options` — those the caller knows (an entry point may know only
+ * some before it starts anything): the one check of a replay token, for the checks and the command lines alike.
+ * Without `names` a refusal names the library's options (`` `maxCommands` 10 ``); with them, a command line's,
+ * as `names` spells them (as the token's field otherwise).
  *
- * @throws OptionError naming the first option that differs, with both values.
+ * @throws OptionError naming the token when it is not one, or of another format version; or naming the first
+ * option that differs, with the token's value and the caller's.
  */
-export function assertSameOptions(replay: ReplayOptions, options: ReplayOptions): void {
-  const key = differingOption(replay, options);
-  if (key === undefined) return;
-  const show = (value: unknown) => JSON.stringify(value);
+export function readReplay(token: string, options: Partial<ReplayOptions>, names?: ReplayOptionNames): Replay {
+  const replay = decodeReplay(token);
+  const key = (Object.keys(optionNames) as (keyof ReplayOptions)[]).find(
+    (k) => k in options && replay[k] !== options[k],
+  );
+  if (key === undefined) return replay;
+  if (names === undefined) {
+    const show = (value: unknown) => JSON.stringify(value);
+    throw new OptionError(
+      `The replay token was made with \`${optionNames[key]}\` ${show(replay[key])}, but this check has ${show(options[key])}: replay it with the options that made it`,
+    );
+  }
+  const name = names[key] as ((value: unknown) => string) | undefined;
+  const show = name ?? ((value: unknown) => `${key} ${JSON.stringify(value)}`);
   throw new OptionError(
-    `The replay token was made with \`${optionNames[key]}\` ${show(replay[key])}, but this check has ${show(options[key])}: replay it with the options that made it`,
+    `the token was made with ${show(replay[key])}, but this run has ${show(options[key])}: give the options that made it`,
   );
 }

@@ -33,7 +33,7 @@ export const defaultShrinkTimeMs = 120_000;
 /**
  * What stopped shrinking before its end: its work budget (`calls` or `runs`), or the safety net of time.
  *
- * @public
+ * @inline
  */
 export type ShrinkStop = "calls" | "runs" | "time";
 

@@ -8,7 +8,7 @@ import type { Answer, Backoff, Operation } from "./operation.js";
 /**
  * A value, or a promise of it.
  *
- * @public
+ * @inline
  */
 export type MaybePromise<V> = V | PromiseLike<V>;
 
@@ -17,6 +17,16 @@ export type MaybePromise<V> = V | PromiseLike<V>;
  * `inFlight` (§9.2) and `failures` (§9.3) are optional; when present they are checked after every step too.
  * `shutDown` (§12.1) and `shuttingDown` (§12.2) are optional as well: sequences call `shutDown` only when the check
  * is told that the implementation offers it (`ConformanceOptions.shutDown`).
+ *
+ * @example
+ * ```ts
+ * import { checkConformance, type Subject } from "workqueue-spec/properties";
+ *
+ * class MyQueue implements Subject<string> {
+ *   // add, get, done, retry, forget and size, as docs/spec.md §4–§9 say; each may answer a promise.
+ * }
+ * await checkConformance(({ maxRetries }) => new MyQueue(maxRetries));
+ * ```
  *
  * @typeParam T - The item type.
  * @public
@@ -81,7 +91,7 @@ export interface Subject<T> {
 /**
  * The clock the gate hands a queue when it checks time ([docs/spec.md §18.8](../../docs/spec.md#§18-backoff-and-rate-limiters)): the same shape as `Clock` of `workqueue-spec`.
  *
- * @public
+ * @inline
  */
 export interface SubjectClock {
   /** The time in milliseconds: 0 when the queue is made, moved only by the gate. */
@@ -97,6 +107,14 @@ export interface SubjectClock {
 
 /**
  * What the gate makes each fresh queue with.
+ *
+ * @example
+ * ```ts
+ * import { checkConformance, type SubjectOptions } from "workqueue-spec/properties";
+ *
+ * const make = ({ maxRetries, clock, backoff }: SubjectOptions) => new MyQueue({ maxRetries, clock, backoff });
+ * await checkConformance(make, { time: true }); // with `time`, the queue must use `clock`
+ * ```
  *
  * @public
  */
@@ -118,7 +136,7 @@ export interface SubjectOptions {
 /**
  * Makes a fresh, empty implementation with the given `maxRetries`.
  *
- * @public
+ * @inline
  */
 export type SubjectFactory<T> = (options: SubjectOptions) => MaybePromise<Subject<T>>;
 

@@ -8,7 +8,7 @@
 /**
  * The items a suite draws from.
  *
- * @public
+ * @inline
  */
 export interface ItemUniverse {
   /** The universe's name, which reports show and replay tokens carry. @defaultValue `"custom"` */
@@ -90,13 +90,14 @@ function objectItem(name: string): object {
  *
  * @example
  * ```ts
- * import { anyItems, checkConformance } from "workqueue-spec/properties";
+ * import { checkConformance } from "../sequential/check-conformance.js";
+ * import { anyItems } from "./universes.js";
  *
  * const report = await checkConformance((options) => new MyQueue(options), { items: anyItems });
  * console.log(report.items); // "any values"
  * ```
  *
- * @public
+ * @internal
  */
 export const anyItems: ItemUniverse = {
   ...stringItems,

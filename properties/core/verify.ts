@@ -13,7 +13,7 @@ import { isThenable, type MaybePromise, perform } from "./subject.js";
 /**
  * One executed step of a trace: the call, and what the model and the implementation answered and showed.
  *
- * @public
+ * @inline
  */
 export interface Step {
   /** The call. */

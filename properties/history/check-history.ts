@@ -9,6 +9,14 @@
 /**
  * One logged call: `startedAt` before it was made, `endedAt` once it answered (absent when its process died first).
  *
+ * @example
+ * ```ts
+ * import { checkHistory, type HistoryEvent } from "workqueue-spec/properties";
+ *
+ * const events: HistoryEvent[] = [{ op: "add", key: "a", startedAt: 0, endedAt: 1 }];
+ * console.log(checkHistory(events, { maxRetries: 3 })); // [] when no rule was broken
+ * ```
+ *
  * @public
  */
 export type HistoryEvent = HistoryCall &
@@ -66,7 +74,7 @@ export interface HistoryCall {
 /**
  * A broken rule and the events that show it.
  *
- * @public
+ * @inline
  */
 export interface HistoryViolation {
   /** The rule: "two live leases", "token reused", "stale token accepted", "lost", "retries miscounted". */

@@ -23,17 +23,29 @@ import {
 /**
  * Options of {@link checkLifecycle}.
  *
+ * @example
+ * ```ts
+ * import { checkLifecycle, type LifecycleOptions } from "workqueue-spec/properties";
+ *
+ * const options: LifecycleOptions = { runs: 200, time: true };
+ * const report = await checkLifecycle((queueOptions) => new MyQueue(queueOptions), options);
+ * ```
+ *
  * @public
  */
 export interface LifecycleOptions {
   /** How many random runs. @defaultValue `100` */
   readonly runs?: number | undefined;
-  /** The random seed. @defaultValue the environment variable `WORKQUEUE_SEED`, if set, or else a fresh one, printed in the report */
+  /**
+   * The random seed. @defaultValue a fresh one, printed in the report; in `lifecycleTests`, the environment variable
+   * `WORKQUEUE_SEED`, if set
+   */
   readonly seed?: number | undefined;
   /**
    * Replays exactly one counterexample: the `replay` token of a failed report. It carries `time`; a check with the
    * other `time` refuses it with an `OptionError`.
-   * @defaultValue the environment variable `WORKQUEUE_REPLAY`, if it holds a lifecycle token
+   * @defaultValue none; in `lifecycleTests`, the environment variable `WORKQUEUE_REPLAY`, if it holds a lifecycle
+   * token
    */
   readonly replay?: string | undefined;
   /**
@@ -58,7 +70,7 @@ export interface LifecycleOptions {
 /**
  * A shrunk failing run: the rule it broke, the interleaving, and how to replay it.
  *
- * @public
+ * @inline
  */
 export interface LifecycleCounterexample {
   /** The first rule the run broke. */
@@ -83,6 +95,14 @@ export interface LifecycleCounterexample {
 
 /**
  * The outcome of {@link checkLifecycle}.
+ *
+ * @example
+ * ```ts
+ * import { checkLifecycle, type LifecycleReport } from "workqueue-spec/properties";
+ *
+ * const report: LifecycleReport = await checkLifecycle((options) => new MyQueue(options));
+ * if (report.verdict !== "conforms") console.log(report.counterexample?.replay); // the token that replays it
+ * ```
  *
  * @public
  */
@@ -134,17 +154,18 @@ async function runLifecycle(
   }
 }
 
-const prefix = "lifecycle-1";
+/** What every lifecycle replay token starts with, before its first `:`. @internal */
+export const lifecyclePrefix = "lifecycle-1";
 
 /** The token of a run: `lifecycle-1:<seed>:<time|untimed>:<path>`. */
 function encode(seed: number, time: boolean, path: string): string {
-  return `${prefix}:${seed}:${time ? "time" : "untimed"}:${path}`;
+  return `${lifecyclePrefix}:${seed}:${time ? "time" : "untimed"}:${path}`;
 }
 
 /** Reads a token, refusing one made under another `time`. */
 function decode(token: string, time: boolean): { seed: number; path: string } {
   const [head, seed, mode, ...path] = token.split(":");
-  const valid = head === prefix && /^-?\d+$/.test(seed ?? "") && (mode === "time" || mode === "untimed");
+  const valid = head === lifecyclePrefix && /^-?\d+$/.test(seed ?? "") && (mode === "time" || mode === "untimed");
   if (!valid || path.length === 0)
     throw new OptionError(`Expected \`replay\` to be a lifecycle token, got ${showValue(token)}`);
   if ((mode === "time") !== time)
@@ -204,11 +225,8 @@ export async function checkLifecycle(
     return { clock, queue: await factory({ maxRetries: 1, ...(clock ? { clock } : {}) }) };
   };
   const { features, missing } = featuresOf((await make()).queue, time);
-  const envToken = process.env.WORKQUEUE_REPLAY;
-  const token = options.replay ?? (envToken?.startsWith(`${prefix}:`) ? envToken : undefined);
-  const replay = token === undefined ? undefined : decode(token, time);
-  const envSeed = process.env.WORKQUEUE_SEED;
-  const seed = replay?.seed ?? options.seed ?? (envSeed === undefined ? freshSeed() : Number(envSeed));
+  const replay = options.replay === undefined ? undefined : decode(options.replay, time);
+  const seed = replay?.seed ?? options.seed ?? freshSeed();
   const seen = new Set<string>();
   /** The shrinking budget, from the first failure on: the runs before it are not shrinking. */
   let budget: ShrinkBudget | undefined;

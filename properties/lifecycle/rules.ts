@@ -8,7 +8,7 @@ import type { Rule } from "../core/invariants.js";
  * A rule of the lifecycle: the sentence it checks and where docs/spec.md states it; its id is its key in the
  * check's record of rules (`fifo`, `drainExact`, …).
  *
- * @public
+ * @inline
  */
 export interface LifecycleRule extends Rule {
   /** The sentence, such as `waiting takes are served in the order they were called, one item each`. */

@@ -10,7 +10,7 @@ import type { MaybePromise, SubjectOptions } from "../core/subject.js";
 /**
  * Options of a waiting call: the `AbortSignal` that withdraws it ([docs/spec.md §13.3](../../docs/spec.md#§13-draining), [§14.5](../../docs/spec.md#§14-waiting-for-work)).
  *
- * @public
+ * @inline
  */
 export interface LifecycleWaitOptions {
   /** The signal, when the check gives one. */
@@ -22,6 +22,14 @@ export interface LifecycleWaitOptions {
  * The rest is optional and checked when offered: `shutDown` ([§12](../../docs/spec.md#§12-shutdown)), `shutDownWithDrain` ([§13](../../docs/spec.md#§13-draining)), `for await` ([§14.7](../../docs/spec.md#§14-waiting-for-work)),
  * `addAfter` ([§17](../../docs/spec.md#§17-delayed-adds), with `time`) and the views. Each call must take effect when it is made (an in-process queue); a
  * take's or a drain's promise settles when the queue says.
+ *
+ * @example
+ * ```ts
+ * import type { LifecycleSubject } from "workqueue-spec/properties";
+ * import { WorkQueue } from "workqueue-spec";
+ *
+ * const queue: LifecycleSubject = new WorkQueue<string>({ maxRetries: 3 }); // the reference queue offers it all
+ * ```
  *
  * @public
  */
@@ -86,7 +94,7 @@ export interface LifecycleSubject {
 /**
  * Makes a fresh, empty queue for one run: with `time`, on the clock it is given.
  *
- * @public
+ * @inline
  */
 export type LifecycleFactory = (options: SubjectOptions) => MaybePromise<LifecycleSubject>;
 

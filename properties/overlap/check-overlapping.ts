@@ -7,7 +7,7 @@
  */
 import * as fc from "fast-check";
 import { ClockModel } from "../../model/index.js";
-import type { Profile } from "../core/commands.js";
+import { defaultProfile, type Profile } from "../core/commands.js";
 import type { Rule } from "../core/invariants.js";
 import { freshSeed, qualifyBase } from "../core/options.js";
 import { defaultShrinkRuns, ShrinkBudget, type ShrinkStop } from "../core/shrink-budget.js";
@@ -38,6 +38,14 @@ export const linearizable: Rule = {
 
 /**
  * Options of {@link checkOverlapping}.
+ *
+ * @example
+ * ```ts
+ * import { checkOverlapping, type OverlappingOptions } from "workqueue-spec/properties";
+ *
+ * const options: OverlappingOptions = { profile: "contract", runs: 200 };
+ * const report = await checkOverlapping((queueOptions) => new MyAsyncQueue(queueOptions), options);
+ * ```
  *
  * @public
  */
@@ -75,6 +83,14 @@ export interface OverlappingOptions {
 /**
  * The outcome of {@link checkOverlapping}.
  *
+ * @example
+ * ```ts
+ * import { checkOverlapping, type OverlappingReport } from "workqueue-spec/properties";
+ *
+ * const report: OverlappingReport = await checkOverlapping((options) => new MyAsyncQueue(options));
+ * if (report.verdict !== "conforms") console.log(report.counterexample);
+ * ```
+ *
  * @public
  */
 export interface OverlappingReport {
@@ -93,7 +109,7 @@ export interface OverlappingReport {
 /**
  * A failing run of overlapping calls.
  *
- * @public
+ * @inline
  */
 export interface OverlapCounterexample {
   /** What went wrong, with every call of the run. */
@@ -124,7 +140,7 @@ function qualify(options: OverlappingOptions) {
     ...qualifyBase(options),
     items: (options.items ?? ["a", "b", "c"]).slice(0, 3),
     seed: options.seed ?? freshSeed(),
-    profile: options.profile ?? "robust",
+    profile: options.profile ?? defaultProfile,
     finiteMaxRetries: options.finiteMaxRetries === true,
     shrinkRuns: options.shrinkRuns ?? defaultShrinkRuns,
     path: options.path,

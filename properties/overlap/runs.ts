@@ -34,7 +34,7 @@ export interface Drawing {
  * call's start and answer move, so that `answeredAt < invokedAt` of another call means it answered before that call
  * was made.
  *
- * @public
+ * @inline
  */
 export interface OverlapCall {
   /** The round, from 1. */

@@ -7,16 +7,16 @@
 import { ProtocolBreach } from "../core/breach.js";
 import type { Driver, Observation, Observe } from "../core/driver.js";
 import type { Views } from "../core/invariants.js";
-import type { Answer, Backoff, Operation } from "../core/operation.js";
+import type { Answer, Operation } from "../core/operation.js";
 import { defaultTimeoutMs } from "../core/options.js";
-import type { Step } from "../core/verify.js";
-import { describeErrors, type RequestOp, replyTo, validators } from "./schema.js";
+import { answerFromReply, opening, type Request, replyTo, requestFor, viewRequests } from "./codec.js";
+import { describeErrors, validators } from "./schema.js";
 import { Session } from "./session.js";
 
 /**
  * Options of {@link connect}.
  *
- * @public
+ * @inline
  */
 export interface ConnectOptions {
   /** How long to wait for each reply before giving up on the implementation, in milliseconds. @defaultValue 5000 */
@@ -30,50 +30,17 @@ export interface ConnectOptions {
   readonly pipeline?: boolean;
 }
 
-/** A request of protocol v1. */
-type Request = { readonly op: RequestOp } & Record<string, unknown>;
-
-/** The request for an operation: the spec's verb, except `shutDown`, whose request is `shutdown`. */
-function requestFor(operation: Operation): Request {
-  if (operation.verb === "shutDown") return { op: "shutdown" };
-  if (operation.verb === "addAfter") return { op: "addAfter", item: operation.item, delayMs: operation.delayMs };
-  if (operation.verb === "advance") return { op: "advance", ms: operation.ms };
-  return "item" in operation ? { op: operation.verb, item: operation.item } : { op: operation.verb };
-}
-
-/** The reply protocol v1 expects for an answer of the model to `operation`. */
-function expectedReply(operation: Operation, answer: Answer): object {
-  if (answer.kind === "error") return { ok: false, error: answer.message };
-  if (operation.verb === "get") return { ok: true, item: answer.value ?? null };
-  if (operation.verb === "retry") return { ok: true, requeued: answer.value };
-  return { ok: true };
-}
-
-/**
- * A counterexample as protocol v1 lines: each request (`→`) and the reply the model expects (`←`), with the `len`
- * that followed where the size was compared, ready to paste into a unit test of an implementation in any language.
- */
-export function protocolLines(counterexample: {
-  readonly maxRetries: number;
-  readonly backoff?: Backoff | undefined;
-  readonly steps: readonly Step[];
-}): string[] {
-  const lines = [`→ ${JSON.stringify(opening(counterexample.maxRetries, counterexample.backoff))}`, `← {"ok":true}`];
-  for (const step of counterexample.steps) {
-    lines.push(`→ ${JSON.stringify(requestFor(step.operation))}`);
-    lines.push(`← ${JSON.stringify(expectedReply(step.operation, step.expected))}`);
-    if (step.actualViews.size !== undefined) {
-      lines.push(`→ {"op":"len"}`, `← ${JSON.stringify({ ok: true, len: step.expectedViews.size })}`);
-    }
-    if (step.actualViews.waiting !== undefined) {
-      lines.push(`→ {"op":"waiting"}`, `← ${JSON.stringify({ ok: true, waiting: step.expectedViews.waiting })}`);
-    }
-  }
-  return lines;
-}
-
 /**
  * A connected implementation: a driver, with the name and features it announced. Always `close` it.
+ *
+ * @example
+ * ```ts
+ * import { connect, type ProtocolDriver } from "workqueue-spec/properties";
+ *
+ * const driver: ProtocolDriver = await connect("python3", ["my_queue.py"]);
+ * console.log(driver.name, driver.features); // from its hello reply, as ["len", "shutdown"]
+ * await driver.close();
+ * ```
  *
  * @public
  */
@@ -99,23 +66,15 @@ export interface ProtocolDriver extends Driver {
  */
 function answerOf(request: Request, reply: unknown, session: Session): Answer {
   if ((reply as { ok?: unknown } | null)?.ok === false && validators().reply.error(reply)) {
-    return { kind: "error", name: "Error", message: (reply as { error: string }).error };
+    return answerFromReply(request, reply as object);
   }
-  const schema = replyTo[request.op];
-  const validate = validators().reply[schema];
+  const validate = validators().reply[replyTo[request.op]];
   if (!validate(reply)) {
     const why = describeErrors(validate.errors);
     const message = `the reply to ${JSON.stringify(request)} is malformed: ${why}; got ${JSON.stringify(reply)}`;
     throw new ProtocolBreach("malformed reply", message, session.stderrTail);
   }
-  const fields = reply as { item?: string | null; requeued?: boolean };
-  if (schema === "get") return { kind: "value", value: fields.item ?? undefined };
-  return { kind: "value", value: schema === "retry" ? fields.requeued : undefined };
-}
-
-/** The `new` request of a run: `maxRetries`, and the backoff when the run has one. */
-function opening(maxRetries: number, backoff: Backoff | undefined): Request {
-  return backoff === undefined ? { op: "new", maxRetries } : { op: "new", maxRetries, backoff };
+  return answerFromReply(request, reply as object);
 }
 
 /** A view that a request reads, with the request. */
@@ -130,12 +89,12 @@ interface ViewRequest {
  * @throws ProtocolBreach when the reply is malformed or refuses: the implementation announced the feature.
  */
 function viewOf(asked: ViewRequest, reply: unknown, session: Session): number | boolean {
-  if (answerOf(asked.request, reply, session).kind === "error") {
+  const answer = answerOf(asked.request, reply, session);
+  if (answer.kind === "error") {
     const message = `announced the request ${JSON.stringify(asked.request)} but answered ${JSON.stringify(reply)}`;
     throw new ProtocolBreach("refused", message, session.stderrTail);
   }
-  if (asked.view === "waiting") return (reply as { waiting: number }).waiting;
-  return asked.view === "size" ? (reply as { len: number }).len : (reply as { value: boolean }).value;
+  return answer.value as number | boolean;
 }
 
 /**
@@ -144,7 +103,7 @@ function viewOf(asked: ViewRequest, reply: unknown, session: Session): number | 
  *
  * @param command - The program to start, found on `PATH` as a shell would, but started without a shell.
  * @param args - Its arguments.
- * @param options - The reply timeout, the start-up timeout, and pipelining (see {@link ConnectOptions}).
+ * @param options - The reply timeout, the start-up timeout, and pipelining.
  * @throws StartError when the command cannot be started.
  * @throws ProtocolBreach when the implementation breaks the protocol during the handshake.
  * @example
@@ -219,9 +178,9 @@ function protocolDriver(
    * flag after the first call and after every shutdown.
    */
   const viewsOf = (flag: boolean): readonly ViewRequest[] => [
-    ...(withLen ? [{ view: "size", request: { op: "len" } } as const] : []),
-    ...(withShutdown && flag ? [{ view: "shuttingDown", request: { op: "shuttingDown" } } as const] : []),
-    ...(withTime ? [{ view: "waiting", request: { op: "waiting" } } as const] : []),
+    ...(withLen ? [{ view: "size", request: viewRequests.size } as const] : []),
+    ...(withShutdown && flag ? [{ view: "shuttingDown", request: viewRequests.shuttingDown } as const] : []),
+    ...(withTime ? [{ view: "waiting", request: viewRequests.waiting } as const] : []),
   ];
   const [plainViews, flagViews] = [viewsOf(false), viewsOf(true)];
   const stepOf = (operation: Operation, index: number): { call: Request; views: readonly ViewRequest[] } => {

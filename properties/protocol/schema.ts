@@ -36,7 +36,7 @@ const item = { type: "string" } as const;
 /**
  * A JSON Schema (draft-07), as a plain object.
  *
- * @public
+ * @internal
  */
 export type JsonSchema = Readonly<Record<string, unknown>>;
 
@@ -44,7 +44,7 @@ export type JsonSchema = Readonly<Record<string, unknown>>;
  * The `op`s of protocol v1's requests; `len`, `shutdown` and `shuttingDown`, and `addAfter`, `advance` and `waiting`
  * (the `time` feature), belong to announced features.
  *
- * @public
+ * @internal
  */
 export type RequestOp =
   | "hello"
@@ -64,7 +64,7 @@ export type RequestOp =
 /**
  * The kinds of reply of protocol v1.
  *
- * @public
+ * @internal
  */
 export type ReplyKind = "hello" | "ack" | "get" | "retry" | "len" | "value" | "waiting" | "error";
 
@@ -73,12 +73,12 @@ export type ReplyKind = "hello" | "ack" | "get" | "retry" | "len" | "value" | "w
  *
  * @example
  * ```ts
- * import { requestSchemas } from "workqueue-spec/properties";
+ * import { requestSchemas } from "./schema.js";
  *
  * console.log(JSON.stringify(requestSchemas.add)); // the schema of {"op":"add","item":"…"}
  * ```
  *
- * @public
+ * @internal
  */
 export const requestSchemas: Readonly<Record<RequestOp, JsonSchema>> = {
   hello: request("hello"),
@@ -112,12 +112,12 @@ export const requestSchemas: Readonly<Record<RequestOp, JsonSchema>> = {
  *
  * @example
  * ```ts
- * import { replySchemas } from "workqueue-spec/properties";
+ * import { replySchemas } from "./schema.js";
  *
  * console.log(replySchemas.get.required); // ["ok", "item"]
  * ```
  *
- * @public
+ * @internal
  */
 export const replySchemas: Readonly<Record<ReplyKind, JsonSchema>> = {
   hello: reply("hello reply", { name: { type: "string" }, features: { type: "array", items: { type: "string" } } }),
@@ -134,23 +134,6 @@ export const replySchemas: Readonly<Record<ReplyKind, JsonSchema>> = {
     properties: { ok: { const: false }, error: { type: "string" } },
     required: ["ok", "error"],
   },
-};
-
-/** Which kind of reply answers a request of each `op`, when the request is carried out. */
-export const replyTo: Readonly<Record<RequestOp, Exclude<ReplyKind, "error">>> = {
-  hello: "hello",
-  new: "ack",
-  add: "ack",
-  get: "get",
-  done: "ack",
-  retry: "retry",
-  forget: "ack",
-  len: "len",
-  shutdown: "ack",
-  shuttingDown: "value",
-  addAfter: "ack",
-  advance: "ack",
-  waiting: "waiting",
 };
 
 /** The compiled validators of every reply and request schema. */

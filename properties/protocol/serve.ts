@@ -6,7 +6,7 @@
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import type { Subject, SubjectFactory } from "../core/subject.js";
-import { type CallRequest, replyOf } from "./reply.js";
+import { type CallRequest, featureOf, helloReply, replyOf } from "./codec.js";
 import { validators } from "./schema.js";
 
 /** What is served: the factory, the name and features announced, and the current queue (made by the last `new`). */
@@ -23,13 +23,13 @@ async function answer(
   served: Served,
 ): Promise<object> {
   const op = String(request.op);
-  const feature = op === "len" ? "len" : op === "shutdown" || op === "shuttingDown" ? "shutdown" : undefined;
+  const feature = featureOf(op);
   const { request: validate } = validators();
   const known = Object.hasOwn(validate, op) && (feature === undefined || served.features.includes(feature));
   if (!known || !validate[op as keyof typeof validate](request)) {
     return { ok: false, error: `unknown or malformed request: ${JSON.stringify(request)}` };
   }
-  if (op === "hello") return { ok: true, name: served.name, features: served.features };
+  if (op === "hello") return helloReply(served.name, served.features);
   if (op === "new") {
     served.queue = await served.factory({ maxRetries: request.maxRetries as number });
     return { ok: true };

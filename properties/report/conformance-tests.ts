@@ -11,7 +11,7 @@ import { formatReport } from "./text.js";
 /**
  * A test-registering function such as vitest's, jest's or `node:test`'s `test(name, fn)`.
  *
- * @public
+ * @inline
  */
 export type TestFunction = (name: string, fn: () => Promise<void>, timeout?: number) => unknown;
 
@@ -51,6 +51,18 @@ export interface TestsOptions {
    * give a label for a name that stays.
    */
   readonly label?: string | undefined;
+}
+
+/**
+ * The replay token in the environment variable `WORKQUEUE_REPLAY`, which the command a helper prints sets, or
+ * `undefined` when it is unset or empty. The test helpers are the only readers of the environment: a check called
+ * directly reads its options alone.
+ *
+ * @internal
+ */
+export function replayInEnvironment(): string | undefined {
+  const token = process.env.WORKQUEUE_REPLAY;
+  return token === "" ? undefined : token;
 }
 
 /**
@@ -111,7 +123,11 @@ export function conformanceTests<T>(
     test(
       name,
       async () => {
-        const report = await checkConformance(factory, { ...check, profile });
+        const report = await checkConformance(factory, {
+          ...check,
+          replay: check.replay ?? replayInEnvironment(),
+          profile,
+        });
         if (report.verdict !== "conforms") {
           // The token carries the profile, so only the test of that profile may run it: `-t` picks that one.
           throw new Error(formatReport(report, (token) => vitestReplay(name, token)));

@@ -1,13 +1,34 @@
 /**
  * The one-line helper that adds the lifecycle check to someone else's test suite.
  */
-import { checkLifecycle, type LifecycleOptions } from "../lifecycle/check-lifecycle.js";
+import { checkLifecycle, type LifecycleOptions, lifecyclePrefix } from "../lifecycle/check-lifecycle.js";
 import type { LifecycleFactory } from "../lifecycle/scenario.js";
-import { callSite, labelled, type TestFunction, type TestsOptions, vitestReplay } from "./conformance-tests.js";
+import {
+  callSite,
+  labelled,
+  replayInEnvironment,
+  type TestFunction,
+  type TestsOptions,
+  vitestReplay,
+} from "./conformance-tests.js";
 import { formatLifecycleReport } from "./lifecycle-text.js";
 
 /** The timeout each test asks for, in milliseconds, from runners that take one (see `conformanceTests`). */
 const timeoutMs = 120_000;
+
+/**
+ * The options that the environment adds to a lifecycle check's own: the replay in `WORKQUEUE_REPLAY` when it is a
+ * lifecycle token (a conformance token there is the other helper's), and the seed in `WORKQUEUE_SEED`.
+ */
+function fromEnvironment(options: LifecycleOptions): LifecycleOptions {
+  const token = replayInEnvironment();
+  const seed = process.env.WORKQUEUE_SEED;
+  return {
+    ...options,
+    replay: options.replay ?? (token?.startsWith(`${lifecyclePrefix}:`) ? token : undefined),
+    seed: options.seed ?? (seed === undefined ? undefined : Number(seed)),
+  };
+}
 
 /**
  * Registers one test that checks the lifecycle of the queues `factory` makes (see {@link checkLifecycle}), and
@@ -40,7 +61,7 @@ export function lifecycleTests(
   test(
     name,
     async () => {
-      const report = await checkLifecycle(factory, check);
+      const report = await checkLifecycle(factory, fromEnvironment(check));
       if (report.verdict !== "conforms") {
         throw new Error(formatLifecycleReport(report, (token) => vitestReplay(name, token)));
       }

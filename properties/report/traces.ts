@@ -28,7 +28,7 @@ import type { Counterexample } from "../sequential/report.js";
 /**
  * A queue a trace can run on: the verbs, `shutDown` and all four views, synchronous.
  *
- * @public
+ * @internal
  */
 export interface TraceSubject extends Subject<unknown> {
   /** [docs/spec.md §9.1](../../docs/spec.md#§9-views), synchronous. */
@@ -82,13 +82,13 @@ function runCall(call: string, queue: TraceSubject): string {
  * ```ts
  * import { readFileSync } from "node:fs";
  * import { WorkQueue } from "workqueue-spec";
- * import { runTrace } from "workqueue-spec/properties";
+ * import { runTrace } from "./traces.js";
  *
  * const trace = readFileSync("add-while-in-flight.trace", "utf8");
  * if (runTrace(trace, (options) => new WorkQueue(options)) !== trace) throw new Error("the trace no longer holds");
  * ```
  *
- * @public
+ * @internal
  */
 export function runTrace(text: string, make: (options: { maxRetries: number }) => TraceSubject): string {
   const blocks = text.trimEnd().split(/\n\n(?=[^\n])/);
@@ -120,13 +120,14 @@ export function runTrace(text: string, make: (options: { maxRetries: number }) =
  * @example
  * ```ts
  * import { writeFileSync } from "node:fs";
- * import { checkConformance, traceOf } from "workqueue-spec/properties";
+ * import { checkConformance } from "../sequential/check-conformance.js";
+ * import { traceOf } from "./traces.js";
  *
  * const { counterexample } = await checkConformance((options) => new MyQueue(options));
  * if (counterexample !== undefined) writeFileSync("properties/traces/my-bug.trace", traceOf(counterexample));
  * ```
  *
- * @public
+ * @internal
  */
 export function traceOf(counterexample: Counterexample): string {
   const callOf = (operation: Operation) =>

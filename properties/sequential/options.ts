@@ -4,20 +4,28 @@
  * check reads the qualified value and never writes a default again (as fast-check's `QualifiedParameters`).
  */
 import type { Delays, Shape } from "../core/arbitraries.js";
-import type { Profile } from "../core/commands.js";
+import { defaultProfile, type Profile } from "../core/commands.js";
 import type { Coverage } from "../core/coverage.js";
 import { freshSeed, type QualifiedBase, qualifyBase } from "../core/options.js";
-import { assertSameOptions, decodeReplay, type Replay, type ReplayOptions } from "../core/replay.js";
+import { type Replay, type ReplayOptions, readReplay } from "../core/replay.js";
 import { defaultShrinkCalls } from "../core/shrink-budget.js";
 import { anyItems, type ItemUniverse, stringItems } from "../core/universes.js";
 
 /**
  * Options of {@link checkConformance}.
  *
+ * @example
+ * ```ts
+ * import { checkConformance, type ConformanceOptions } from "workqueue-spec/properties";
+ *
+ * const options: ConformanceOptions = { profile: "contract", runs: 500, shutDown: true, time: true };
+ * const report = await checkConformance((queueOptions) => new MyQueue(queueOptions), options);
+ * ```
+ *
  * @public
  */
 export interface ConformanceOptions {
-  /** Which calls sequences may make (see {@link Profile}). @defaultValue `"robust"` */
+  /** Which calls sequences may make: `"contract"` calls `done` and `retry` only for items in flight, `"robust"` any call on any item. @defaultValue `"robust"` */
   readonly profile?: Profile;
   /** How many random sequences to run. @defaultValue `100` */
   readonly runs?: number;
@@ -27,8 +35,8 @@ export interface ConformanceOptions {
    * Replays exactly one counterexample and nothing else: the `replay` token of a failed report. Overrides `seed`.
    * The token carries the options that shape the runs (profile, shutDown, maxCommands, shape, items,
    * finiteMaxRetries); a check with other options refuses it with an `OptionError` naming the option.
-   * @defaultValue the environment variable `WORKQUEUE_REPLAY`, if set, so that a printed replay works in any
-   * project's test suite
+   * @defaultValue none; in `conformanceTests`, the environment variable `WORKQUEUE_REPLAY`, if set, so that a
+   * printed replay works in any project's test suite
    */
   readonly replay?: string | undefined;
   /**
@@ -55,7 +63,7 @@ export interface ConformanceOptions {
   readonly shape?: Shape | "both" | "all" | undefined;
   /**
    * The items to draw from; pass {@link stringItems} for a queue of strings only.
-   * @defaultValue {@link anyItems} in `checkConformance`, {@link stringItems} in `checkDriver`
+   * @defaultValue any values (`0`, `-0`, `NaN`, `true`, objects equal as JSON, besides the strings) in `checkConformance`, {@link stringItems} in `checkDriver`
    */
   readonly items?: ItemUniverse;
   /** Whether error messages must equal the model's; otherwise only the error's name must. @defaultValue `false` */
@@ -149,7 +157,7 @@ export function settle(options: ConformanceOptions, context: CheckContext): Sett
   const items = options.items ?? context.items;
   return {
     ...qualifyBase(options),
-    profile: options.profile ?? "robust",
+    profile: options.profile ?? defaultProfile,
     shrinkCalls: options.shrinkCalls ?? defaultShrinkCalls,
     maxCommands: options.maxCommands,
     shape: options.shape ?? "all",
@@ -166,15 +174,13 @@ export function settle(options: ConformanceOptions, context: CheckContext): Sett
 }
 
 /**
- * Qualifies `options` once, for a check in `context`: every default filled; the replay token (the option, or the
- * environment variable `WORKQUEUE_REPLAY`) decoded and checked against the options it was made with, so that a
+ * Qualifies `options` once, for a check in `context`: every default filled; the replay token decoded and checked against the options it was made with, so that a
  * token made under other options is refused with an `OptionError` naming the option; the seed chosen.
  */
 export function qualify(options: ConformanceOptions, context: CheckContext): QualifiedOptions {
   const settled = settle(options, context);
-  const token = options.replay ?? process.env.WORKQUEUE_REPLAY;
-  const replay = token === undefined || token === "" ? undefined : decodeReplay(token);
-  if (replay !== undefined) assertSameOptions(replay, tokenOptions(settled));
+  const token = options.replay;
+  const replay = token === undefined || token === "" ? undefined : readReplay(token, tokenOptions(settled));
   const seed = replay?.seed ?? options.seed ?? freshSeed();
   return { ...settled, replay, seed };
 }

@@ -12,6 +12,15 @@ import type { OverlapCall } from "../overlap/runs.js";
 /**
  * The outcome of {@link checkConformance}.
  *
+ * @example
+ * ```ts
+ * import { checkConformance, type ConformanceReport, formatReport } from "workqueue-spec/properties";
+ *
+ * const report: ConformanceReport = await checkConformance((options) => new MyQueue(options));
+ * if (report.verdict !== "conforms") console.log(report.counterexample?.steps.length, report.counterexample?.replay);
+ * console.log(formatReport(report, (token) => `replay with { replay: "${token}" }`));
+ * ```
+ *
  * @public
  */
 export interface ConformanceReport {
@@ -30,7 +39,7 @@ export interface ConformanceReport {
   readonly invariants: readonly Invariant[];
   /** The seed, to run the same sequences again. */
   readonly seed: number;
-  /** The name of the item universe the runs drew from (see {@link ItemUniverse}). */
+  /** The name of the item universe the runs drew from (`stringItems`, `anyItems` or the `name` of your own). */
   readonly items: string;
   /**
    * The views the implementation never showed, so that the checks that compare them were skipped: `size`,
@@ -53,7 +62,7 @@ export interface ConformanceReport {
 /**
  * A shrunk failing sequence: what broke, the numbered steps, and how to replay it.
  *
- * @public
+ * @inline
  */
 export interface Counterexample {
   /** The rule that broke: the invariant the last step breaks, or the rule of a check over whole runs. */
@@ -107,7 +116,7 @@ export const overlapReplay = "overlapping";
 /**
  * A view that a check may have had to do without.
  *
- * @public
+ * @inline
  */
 export type UncheckedView = "size" | "inFlight" | "failures" | "shuttingDown" | "waiting" | "metrics";
 

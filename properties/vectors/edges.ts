@@ -5,7 +5,7 @@
  * failure counts, a long history of dirty marks, a dirty mark 255 calls after its get, and a long failure streak. They catch the queues that are right on two items and wrong on these.
  */
 import { stringItems } from "../core/universes.js";
-import type { CallRequest } from "../protocol/reply.js";
+import type { CallRequest } from "../protocol/codec.js";
 
 /** A vector's calls before the model answers them: what it shows, the rules, `maxRetries` and the requests. */
 export interface Script {

@@ -4,7 +4,7 @@
  * continue an earlier one (`after`), so that a file states each setup path once. One renderer for the files, so
  * that a fresh generation can be compared with the committed files byte for byte.
  */
-import type { CallRequest } from "../protocol/reply.js";
+import { type CallRequest, featureOf } from "../protocol/codec.js";
 
 /**
  * The format version of the vector files: a change that an existing runner cannot read raises it. Version 2 added
@@ -47,15 +47,9 @@ export interface VectorFile {
   readonly vectors: readonly Vector[];
 }
 
-/** The feature of protocol v1 a request needs, if any (docs/protocol.md, "Messages"). */
-export function featureOf(request: CallRequest): string | undefined {
-  if (request.op === "len") return "len";
-  return request.op === "shutdown" || request.op === "shuttingDown" ? "shutdown" : undefined;
-}
-
 /** The features that `steps` need, sorted. */
 export function featuresOf(steps: readonly VectorStep[]): string[] {
-  const features = steps.map((step) => featureOf(step.request)).filter((f) => f !== undefined);
+  const features = steps.map((step) => featureOf(step.request.op)).filter((f) => f !== undefined);
   return [...new Set(features)].sort();
 }
 

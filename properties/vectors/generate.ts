@@ -4,7 +4,7 @@
  * test can check the committed files against a fresh generation.
  */
 import { WorkQueueModel } from "../../model/index.js";
-import type { CallRequest } from "../protocol/reply.js";
+import type { CallRequest } from "../protocol/codec.js";
 import { edgeScripts } from "./edges.js";
 import { chainOf, featuresOf, formatVersion, type Vector, type VectorFile } from "./format.js";
 import { record } from "./replay.js";

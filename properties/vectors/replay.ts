@@ -4,7 +4,7 @@
  * with, so a vector means in process what it means over the protocol.
  */
 import type { Subject, SubjectFactory } from "../core/subject.js";
-import { type CallRequest, replyOf } from "../protocol/reply.js";
+import { type CallRequest, replyOf } from "../protocol/codec.js";
 import { chainOf, type Vector, type VectorStep } from "./format.js";
 
 /** The reply of a call that threw, as protocol v1 answers it (docs/protocol.md: `{"ok":false,"error":…}`). */

@@ -4,7 +4,7 @@
  * left out, since they change nothing; and a trace that passes a value that is not a string (`undefined`, `null`)
  * is left out whole: protocol v1 items are strings, and the gate sends no call the model refuses.
  */
-import type { CallRequest } from "../protocol/reply.js";
+import type { CallRequest } from "../protocol/codec.js";
 
 /** A trace as requests: its comment, the rules it cites, its `maxRetries` and the calls. */
 export interface TraceRequests {

@@ -8,7 +8,7 @@
  * states times the commands.
  */
 import { WorkQueueModel } from "../../model/index.js";
-import type { CallRequest } from "../protocol/reply.js";
+import type { CallRequest } from "../protocol/codec.js";
 import { record } from "./replay.js";
 
 /** The items of the state space. */

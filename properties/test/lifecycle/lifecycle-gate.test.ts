@@ -54,14 +54,18 @@ test("a failing lifecycle test names the rule, and its printed replay, pasted, f
   // vitest reads the pattern as a regular expression: it must select this test's name.
   expect(new RegExp(replay?.[2] ?? "^$").test(name)).toBe(true);
   vi.stubEnv("WORKQUEUE_REPLAY", replay?.[1] ?? "");
-  const again = await checkLifecycle(factory);
-  expect([again.verdict, again.runs, again.counterexample?.rule]).toEqual(["does not conform", 1, lifecycleRules.fifo]);
+  const again = (await registered(factory)).error?.message ?? "";
+  expect(again).toContain(`${lifecycleRules.fifo.name} (docs/spec.md ${lifecycleRules.fifo.rule})`);
+  expect(again).toMatch(/^ {2}found after 1 run, /m);
+  expect(again.slice(0, again.indexOf("\n  found after"))).toBe(message.slice(0, message.indexOf("\n  found after")));
 });
 
-test("WORKQUEUE_SEED fixes the seed of a check that is given none", async () => {
+test("WORKQUEUE_SEED fixes the seed of lifecycleTests given none; checkLifecycle reads only its options", async () => {
   vi.stubEnv("WORKQUEUE_SEED", "42");
-  const report = await checkLifecycle((options) => new WorkQueue<string>(options), { runs: 5 });
-  expect([report.verdict, report.seed]).toEqual(["conforms", 42]);
+  const { error } = await registered((options) => new NewestTakeFirst(options), { seed: undefined });
+  expect(error?.message).toMatch(/\(seed 42\b/);
+  const direct = await checkLifecycle((options) => new WorkQueue<string>(options), { runs: 5 });
+  expect(direct.seed).not.toBe(42);
 });
 
 test("a replay token under the other time, or one that is not a lifecycle token, is refused with an OptionError", async () => {
@@ -71,8 +75,8 @@ test("a replay token under the other time, or one that is not a lifecycle token,
     new OptionError("The replay token was made with `time: false`; this check runs with `time: true`"),
   );
   await expect(checkLifecycle(factory, { replay: "abc" })).rejects.toThrow(OptionError);
-  vi.stubEnv("WORKQUEUE_REPLAY", "a-conformance-token"); // another check's token: not this one's to read
-  expect((await checkLifecycle(factory, { runs: 5, seed })).verdict).toBe("conforms");
+  vi.stubEnv("WORKQUEUE_REPLAY", "a-conformance-token"); // another helper's token: not this one's to read
+  expect((await registered(factory, { runs: 5 })).error).toBeUndefined();
 });
 
 test("a queue without take, or without addAfter when time is checked, is refused up front with the verb named", async () => {

@@ -58,6 +58,29 @@ test("every export of an entry point is tagged @public in its doc comment", () =
   expect(untagged).toEqual([]);
 });
 
+test("workqueue-spec/properties exports the checks, the test helpers, connect, serve, the formatters and their types", () => {
+  const properties = modules.find((module) => module.name === "workqueue-spec/properties");
+  expect((properties?.children ?? []).map((child) => child.name).sort()).toEqual(
+    [
+      ...["checkConformance", "checkDriver", "checkOverlapping", "checkLifecycle", "checkHistory"],
+      ...["conformanceTests", "lifecycleTests", "TestsOptions", "connect", "ProtocolDriver", "serve"],
+      ...["formatReport", "formatLifecycleReport", "stringItems"],
+      ...["ConformanceOptions", "ConformanceReport", "Subject", "SubjectOptions", "Driver"],
+      ...["OverlappingOptions", "OverlappingReport", "LifecycleOptions", "LifecycleReport", "LifecycleSubject"],
+      "HistoryEvent",
+    ].sort(),
+  );
+});
+
+test("every export of workqueue-spec/properties shows an example", () => {
+  const properties = modules.find((module) => module.name === "workqueue-spec/properties");
+  const missing = (properties?.children ?? []).filter((child) => {
+    const comments = [child.comment, ...(child.signatures ?? []).map((s) => s.comment)];
+    return !comments.some((comment) => comment?.getTag("@example") !== undefined);
+  });
+  expect(missing.map((child) => child.name)).toEqual([]);
+});
+
 test("every function and class has an example", () => {
   const kinds = ReflectionKind.Function | ReflectionKind.Class;
   const missing = exports().filter(({ child }) => {

@@ -8,7 +8,7 @@ import { expect, test } from "vitest";
 import { backoffModel, WorkQueueModel } from "../../../model/index.js";
 import { exitCodes } from "../../cli/exit-codes.js";
 import { usage } from "../../cli/gate.js";
-import { type CallRequest, replyOf } from "../../protocol/reply.js";
+import { type CallRequest, replyOf } from "../../protocol/codec.js";
 import { replySchemas, requestSchemas, validators } from "../../protocol/schema.js";
 
 const read = (file: string) => readFileSync(new URL(`../../../${file}`, import.meta.url), "utf8");

@@ -10,7 +10,10 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { XMLParser } from "fast-xml-parser";
 import { describe, expect, test } from "vitest";
+import { Readable, Writable } from "node:stream";
+import { WorkQueue } from "../../../src/index.js";
 import { main } from "../../cli/gate.js";
+import { serve as serveQueue } from "../../protocol/serve.js";
 
 const root = new URL("../../../", import.meta.url).pathname;
 const python = ["python3", join(root, "examples/python/workqueue.py")];
@@ -238,4 +241,30 @@ describe("usage errors exit 2", () => {
 test("the built command runs: `workqueue-conformance --help` exits 0", async () => {
   const { stdout } = await promisify(execFile)("node", [join(root, "dist/properties/cli/bin.js"), "--help"]);
   expect(stdout).toContain("exit codes:");
+});
+
+test("serve answers a request of a feature it did not announce (time) as unknown, without calling the queue", async () => {
+  const requests = [
+    { op: "hello" },
+    { op: "new", maxRetries: 1 },
+    { op: "addAfter", item: "a", delayMs: 0 },
+    { op: "waiting" },
+    { op: "len" },
+  ];
+  const replies: string[] = [];
+  const output = new Writable({
+    write(chunk, _encoding, done) {
+      replies.push(...String(chunk).trimEnd().split("\n"));
+      done();
+    },
+  });
+  const input = Readable.from(requests.map((request) => `${JSON.stringify(request)}\n`));
+  await serveQueue((options) => new WorkQueue<string>(options), input, output, "reference");
+  expect(replies.map((reply) => JSON.parse(reply))).toEqual([
+    { ok: true, name: "reference", features: ["len", "shutdown"] },
+    { ok: true },
+    { ok: false, error: `unknown or malformed request: ${JSON.stringify(requests[2])}` },
+    { ok: false, error: `unknown or malformed request: ${JSON.stringify(requests[3])}` },
+    { ok: true, len: 0 },
+  ]);
 });

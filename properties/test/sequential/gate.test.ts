@@ -448,15 +448,27 @@ describe("replay tokens", () => {
     ).rejects.toThrow(/made with `maxCommands` 10, but this check has null/);
   });
 
-  test("WORKQUEUE_REPLAY replays a token when no replay option is given, as the vitest helper prints", async () => {
+  test("conformanceTests replays the token in WORKQUEUE_REPLAY, as the command it prints sets it; checkConformance reads only its options", async () => {
     const first = await failing();
+    const tests: (() => Promise<void>)[] = [];
+    conformanceTests((_name, fn) => void tests.push(fn), wrong.lostDirtyMark, { shape });
+    const contract = tests[0] as () => Promise<void>;
     process.env.WORKQUEUE_REPLAY = first.counterexample?.replay;
     try {
-      const again = await checkConformance(wrong.lostDirtyMark, {
+      const message = await contract().then(
+        () => "",
+        (error: Error) => error.message,
+      );
+      expect(message).toContain(formatReport(first, () => "").split("\n  found after")[0]);
+      expect(message).toMatch(/^ {2}found after 1 run, /m);
+      // Called directly, the check ignores the variable: it runs its own seed and runs, not the token's one run.
+      const direct = await checkConformance((options) => new WorkQueue<unknown>(options), {
         profile: "contract",
         shape,
+        seed: 5,
+        runs: 3,
       });
-      expect([again.runs, again.counterexample?.steps]).toEqual([1, first.counterexample?.steps]);
+      expect([direct.runs, direct.seed]).toEqual([3, 5]);
     } finally {
       delete process.env.WORKQUEUE_REPLAY;
     }
