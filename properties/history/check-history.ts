@@ -64,7 +64,7 @@ export type HistoryEvent = HistoryCall &
 /**
  * What every logged call may also say: who made it.
  *
- * @public
+ * @inline
  */
 export interface HistoryCall {
   /** The process, host or worker that made the call: a lane of its own in `historyTimeline`. */

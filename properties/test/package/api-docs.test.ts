@@ -64,7 +64,7 @@ test("workqueue-spec/properties exports the checks, the test helpers, connect, s
     [
       ...["checkConformance", "checkDriver", "checkOverlapping", "checkLifecycle", "checkHistory"],
       ...["conformanceTests", "lifecycleTests", "TestsOptions", "connect", "ProtocolDriver", "serve"],
-      ...["formatReport", "formatLifecycleReport", "stringItems"],
+      ...["formatReport", "formatLifecycleReport", "overlapTimeline", "historyTimeline", "stringItems"],
       ...["ConformanceOptions", "ConformanceReport", "Subject", "SubjectOptions", "Driver"],
       ...["OverlappingOptions", "OverlappingReport", "LifecycleOptions", "LifecycleReport", "LifecycleSubject"],
       "HistoryEvent",
