@@ -18,6 +18,16 @@ import type { SubjectOptions } from "../../core/subject.js";
  * - `late by one`: an item falls due only once the time is past its due time;
  * - `re-arms forever`: the timer takes only items due before now, and re-arms for the earliest due time, which has
  *   come: it runs again at once, for ever.
+ * - `retry clears the dirty mark`: a `retry` that backs off makes an item in flight and dirty wait, clearing its
+ *   mark, where §17.2 says it does not wait and nothing changes (4 calls: `add`, `get`, `add`, `retry`);
+ * - `rounds due times up`: time is kept in whole milliseconds, a due time rounded up to the next one (as a timer
+ *   API that takes integers would), so an item due at a fraction falls due late (§17.5; 2 calls with a fractional
+ *   delay, never with whole ones);
+ * - `forget keeps the backoff`: the backoff counts the item's failures itself, as client-go's limiters do, and
+ *   `forget` clears the queue's count but not that one, so the next backoff after a `forget` is too long (§8.1,
+ *   §18.2; 6 calls: `retry`, `add`, `get`, `forget`, `retry`, `advance`);
+ * - `backoff from the second failure`: the backoff after the `n`-th failure is `baseMs · 2^n`, one doubling too
+ *   many (§18.2).
  *
  * And in the metrics (docs/spec.md §19), mostly client-go's own definitions where §16 says why ours differ:
  * - `depth counts dirty`: the depth counts the items marked dirty in flight as well (client-go);
@@ -37,6 +47,10 @@ export type TimedDefect =
   | "backoff overflows"
   | "late by one"
   | "re-arms forever"
+  | "retry clears the dirty mark"
+  | "rounds due times up"
+  | "forget keeps the backoff"
+  | "backoff from the second failure"
   | "depth counts dirty"
   | "latency from the first add"
   | "every add counts"
@@ -60,6 +74,8 @@ export class TimedQueue {
   readonly #states = new Map<unknown, State>();
   readonly #queue: unknown[] = [];
   readonly #counts = new Map<unknown, number>();
+  /** The backoff's own failure counts, used only by `forget keeps the backoff`. */
+  readonly #backoffCounts = new Map<unknown, number>();
   #waits: Wait[] = [];
   #requests = 0;
   #shut = false;
@@ -118,7 +134,7 @@ export class TimedQueue {
     check(item);
     this.#lastCall = this.#clock.now();
     if (this.#shut) return;
-    if (this.#defect !== "add keeps the wait") this.#waits = this.#waits.filter((w) => w.item !== item);
+    if (this.#defect !== "add keeps the wait") this.#waits = this.#waits.filter((w) => !same(w.item, item));
     this.#enter(item);
     this.#arm();
   }
@@ -172,9 +188,14 @@ export class TimedQueue {
     const givesUp = count >= this.#maxRetries || this.#shut;
     if (!givesUp || this.#defect === "give-ups count as retries") this.#retries++;
     if (givesUp) return false;
-    const delay = this.#delayOf(count);
-    if (delay > 0) this.#wait(item, delay);
-    else this.add(item);
+    const own = (this.#backoffCounts.get(item) ?? 0) + 1;
+    this.#backoffCounts.set(item, own);
+    const delay = this.#delayOf(this.#defect === "forget keeps the backoff" ? own : count);
+    if (delay <= 0) this.add(item);
+    else if (this.#defect === "retry clears the dirty mark" && this.#states.get(item) === "in flight + dirty") {
+      this.#states.set(item, "in flight");
+      this.#wait(item, delay);
+    } else this.#wait(item, delay);
     return true;
   }
 
@@ -182,6 +203,7 @@ export class TimedQueue {
     check(item);
     this.#lastCall = this.#clock.now();
     this.#counts.delete(item);
+    if (this.#defect !== "forget keeps the backoff") this.#backoffCounts.delete(item);
   }
 
   failures(item: unknown): number {
@@ -203,7 +225,7 @@ export class TimedQueue {
     if (this.#backoff === undefined || this.#defect === "retry ignores backoff") return 0;
     const { baseMs, maxMs } = this.#backoff;
     if (this.#defect === "backoff overflows") return Math.min(maxMs, baseMs * (1 << (count - 1)));
-    let delay = baseMs;
+    let delay = this.#defect === "backoff from the second failure" ? 2 * baseMs : baseMs;
     for (let n = 1; n < count && delay < maxMs; n++) delay *= 2;
     return Math.min(delay, maxMs);
   }
@@ -211,8 +233,9 @@ export class TimedQueue {
   #wait(item: unknown, delayMs: number): void {
     const state = this.#states.get(item);
     if (state === "queued" || state === "in flight + dirty") return;
-    const due = this.#clock.now() + delayMs;
-    const wait = this.#waits.find((w) => w.item === item);
+    const exact = this.#clock.now() + delayMs;
+    const due = this.#defect === "rounds due times up" ? Math.ceil(exact) : exact;
+    const wait = this.#waits.find((w) => same(w.item, item));
     if (wait === undefined) this.#waits.push({ item, due, order: ++this.#requests });
     else if (due < wait.due || this.#defect === "latest due wins")
       Object.assign(wait, { due, order: ++this.#requests });
@@ -250,6 +273,11 @@ export class TimedQueue {
     for (const w of due) this.#enter(w.item);
     this.#arm();
   }
+}
+
+/** Whether two items are the same item: SameValueZero, as a `Map` compares keys (docs/spec.md §1.1). */
+function same(a: unknown, b: unknown): boolean {
+  return a === b || (Number.isNaN(a) && Number.isNaN(b));
 }
 
 function check(item: unknown): void {
