@@ -26,6 +26,13 @@ import type { SubjectOptions } from "../../core/subject.js";
  * - `forget keeps the backoff`: the backoff counts the item's failures itself, as client-go's limiters do, and
  *   `forget` clears the queue's count but not that one, so the next backoff after a `forget` is too long (§8.1,
  *   §18.2; 6 calls: `retry`, `add`, `get`, `forget`, `retry`, `advance`);
+ * - `zero delay waits`: `addAfter` with a delay that is not positive makes the item wait until now, so it is added
+ *   only at the next `advance`, where §17.1 makes it an `add` (1 call);
+ * - `whole delays only`: `addAfter` refuses a delay that is not a whole number of milliseconds with a
+ *   `RangeError`, where §17.8 allows any finite delay (1 call, with a fractional delay);
+ * - `falling due refused while shutting down`: an item that falls due while the queue shuts down is added through
+ *   `add`, which refuses it, so the wait asked for before the shutdown is lost (client-go's delaying queue stops
+ *   its waiting loop at shutdown; §17.7; 3 calls: `addAfter`, `shutDown`, `advance`);
  * - `backoff from the second failure`: the backoff after the `n`-th failure is `baseMs · 2^n`, one doubling too
  *   many (§18.2).
  *
@@ -51,6 +58,9 @@ export type TimedDefect =
   | "rounds due times up"
   | "forget keeps the backoff"
   | "backoff from the second failure"
+  | "zero delay waits"
+  | "whole delays only"
+  | "falling due refused while shutting down"
   | "depth counts dirty"
   | "latency from the first add"
   | "every add counts"
@@ -143,6 +153,13 @@ export class TimedQueue {
     check(item);
     if (typeof delayMs !== "number") throw new TypeError(`not a delay: ${String(delayMs)}`);
     if (!Number.isFinite(delayMs)) throw new RangeError(`not a finite delay: ${delayMs}`);
+    if (this.#defect === "whole delays only" && !Number.isInteger(delayMs)) {
+      throw new RangeError(`not a whole number of milliseconds: ${delayMs}`);
+    }
+    if (delayMs <= 0 && this.#defect === "zero delay waits") {
+      if (!this.#shut) this.#wait(item, 0);
+      return;
+    }
     if (delayMs <= 0) {
       this.add(item);
       return;
@@ -270,7 +287,8 @@ export class TimedQueue {
     const due = this.#waits.filter((w) => (late ? w.due < now : w.due <= now));
     due.sort((a, b) => a.due - b.due || (this.#defect === "ties LIFO" ? b.order - a.order : a.order - b.order));
     this.#waits = this.#waits.filter((w) => !due.includes(w));
-    for (const w of due) this.#enter(w.item);
+    for (const w of due)
+      if (!(this.#shut && this.#defect === "falling due refused while shutting down")) this.#enter(w.item);
     this.#arm();
   }
 }
