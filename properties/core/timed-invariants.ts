@@ -91,7 +91,7 @@ export const timedInvariants: readonly Invariant[] = [
       }
       if ((f.before !== "queued" && f.before !== "in flight + dirty") || !moreWaiting(f)) return undefined;
       const serves = f.before === "queued" ? "its place in the queue" : "the processing its done queues";
-      return `${showCall(f.operation)} made ${itemOf(f.operation)} wait (${sizes(f)}), but it was ${f.before}: it does not wait, as ${serves} serves this request`;
+      return `${showCall(f.operation)} made ${itemOf(f.operation)} wait (${sizes(f)}), but it was ${f.before}, so it does not wait: ${serves} serves this request`;
     },
   },
   {
@@ -103,7 +103,12 @@ export const timedInvariants: readonly Invariant[] = [
       if (f.operation.verb === "retry") {
         const wait = f.backedOff.get(item);
         if (wait === undefined || wait.due !== f.model.dueOf(item) || sizeOff(f) <= 0) return undefined;
-        return `${showCall(f.operation)} queued ${showValue(item)} at once, but its backoff after failure ${wait.failures} is ${wait.delayMs} ms: it is due at ${wait.due}`;
+        const failures = f.model.failures(item);
+        const set =
+          wait.failures === failures
+            ? `it backs off for ${wait.delayMs} ms`
+            : `its backoff after failure ${wait.failures} set that due time, and a retry of a waiting item keeps the earlier one`;
+        return `${showCall(f.operation)} at failure ${failures} queued ${showValue(item)} at once, but it waits until ${wait.due}: ${set}`;
       }
       if (f.operation.verb !== "advance") return undefined;
       const late = f.fellDue.find(([fell, at]) => f.backedOff.get(fell)?.due === at);
@@ -152,7 +157,8 @@ export const timedInvariants: readonly Invariant[] = [
         return `${call} while shutting down passed the due times of ${fell}, but ${sizes(f)}: a wait asked for before the shutdown is added when it falls due`;
       }
       if (!fewerWaiting(f) || sizeOff(f) > 0) return undefined;
-      return `after ${call} while shutting down, ${sizes(f)}: the waits asked for before the shutdown are kept until they fall due`;
+      const when = f.operation.verb === "shutDown" ? `after ${call}` : `after ${call} while shutting down`;
+      return `${when}, ${sizes(f)}: the waits asked for before the shutdown are kept until they fall due`;
     },
   },
   {
