@@ -192,7 +192,8 @@ export function command(
     return fc.oneof({ weight: 3, arbitrary: macro(universe) }, { weight: 2, arbitrary: single });
   }
   const onItem = (verb: "add" | "done" | "retry" | "forget") => item.map((x) => new CallCommand(verb, x));
-  const heldItem = (verb: "done" | "retry") => fc.nat(7).map((pick): QueueCommand => new HeldCommand(verb, pick));
+  const heldItem = (verb: "done" | "retry" | "forget") =>
+    fc.nat(7).map((pick): QueueCommand => new HeldCommand(verb, pick));
   // With time, the robust profile finishes a held item half the time too, as the contract profile always does: a
   // timed rule breaks on an item that goes round get, add, retry with a backoff and done, and a random item is
   // seldom the one held.
@@ -214,9 +215,10 @@ export function command(
   ];
   if (delays === undefined) return fc.oneof(...untimed);
   const { addAfter, tie, advance, toDue } = timed(profile, item, delays);
-  // With time, `forget` comes up as often as `retry`, so that a forget falls between the backed-off retries of an
-  // item (the next backoff starts from baseMs again, §8.1, §18.2).
-  untimed[4] = { weight: w.retry, arbitrary: onItem("forget") };
+  // With time, `forget` comes up as often as `retry`, half the time of an item held, as a caller forgets an item
+  // it processed: so that a forget falls between the backed-off retries of one item (the next backoff starts from
+  // baseMs again, §8.1, §18.2).
+  untimed[4] = { weight: w.retry, arbitrary: fc.oneof(onItem("forget"), heldItem("forget")) };
   return fc.oneof(
     ...untimed,
     { weight: w.add, arbitrary: addAfter },

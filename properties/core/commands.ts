@@ -68,12 +68,12 @@ export class CallCommand implements QueueCommand {
 }
 
 /**
- * A `done` or `retry` of an item the caller holds (the contract profile): the `pick`-th item in flight, counted
- * modulo how many there are. Applicable only while something is in flight.
+ * A `done`, `retry` or `forget` of an item the caller holds (the contract profile): the `pick`-th item in flight,
+ * counted modulo how many there are. Applicable only while something is in flight.
  */
 export class HeldCommand implements QueueCommand {
   constructor(
-    readonly verb: "done" | "retry",
+    readonly verb: "done" | "retry" | "forget",
     readonly pick: number,
   ) {}
 
