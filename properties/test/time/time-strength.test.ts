@@ -109,6 +109,13 @@ const cases: [TimedDefect, InvariantId[], number, RegExp][] = [
     2,
     /past the due times of .+ at [\d.]+, but size is 0 \(expected 1\)|the metric queueDuration.sumMs is/,
   ],
+  // addAfter(a, 0.5), advance(0): size 1, not 0.
+  [
+    "rounds due times down",
+    ["nothing-before-due"],
+    2,
+    /^after advance\([\d.]+\) to [\d.]+, size is 1 \(expected 0\), waiting is 0 \(expected 1\), but the items still waiting are not due: .+ until [\d.]+ first$/,
+  ],
   // An advance to the due time exactly leaves the item waiting (the size is short); one past it queues the item at
   // the end of the advance instead of at its due time, which only its queue duration shows.
   [

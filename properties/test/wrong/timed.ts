@@ -23,6 +23,8 @@ import type { SubjectOptions } from "../../core/subject.js";
  * - `rounds due times up`: time is kept in whole milliseconds, a due time rounded up to the next one (as a timer
  *   API that takes integers would), so an item due at a fraction falls due late (§17.5; 2 calls with a fractional
  *   delay, never with whole ones);
+ * - `rounds due times down`: the same, rounded down, so an item due at a fraction falls due early (§17.5; 2 calls:
+ *   `addAfter(a, 0.5)`, `advance(0)`);
  * - `forget keeps the backoff`: the backoff counts the item's failures itself, as client-go's limiters do, and
  *   `forget` clears the queue's count but not that one, so the next backoff after a `forget` is too long (§8.1,
  *   §18.2; 6 calls: `retry`, `add`, `get`, `forget`, `retry`, `advance`);
@@ -56,6 +58,7 @@ export type TimedDefect =
   | "re-arms forever"
   | "retry clears the dirty mark"
   | "rounds due times up"
+  | "rounds due times down"
   | "forget keeps the backoff"
   | "backoff from the second failure"
   | "zero delay waits"
@@ -251,7 +254,8 @@ export class TimedQueue {
     const state = this.#states.get(item);
     if (state === "queued" || state === "in flight + dirty") return;
     const exact = this.#clock.now() + delayMs;
-    const due = this.#defect === "rounds due times up" ? Math.ceil(exact) : exact;
+    const rounded = this.#defect === "rounds due times up" ? Math.ceil(exact) : Math.floor(exact);
+    const due = this.#defect === "rounds due times up" || this.#defect === "rounds due times down" ? rounded : exact;
     const wait = this.#waits.find((w) => same(w.item, item));
     if (wait === undefined) this.#waits.push({ item, due, order: ++this.#requests });
     else if (due < wait.due || this.#defect === "latest due wins")
