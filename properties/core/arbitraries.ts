@@ -56,6 +56,8 @@ const fraction: fc.Arbitrary<number> = fc.integer({ min: 1, max: 24 }).map((k) =
  * fractions of a millisecond often; sometimes zero or negative (an `add`, §17.1), sometimes long.
  */
 const delay: fc.Arbitrary<number> = fc.oneof(
+  // Shrinking may move a long delay to a short one, not only within its own kind.
+  { withCrossShrink: true },
   { weight: 5, arbitrary: fc.constantFrom(1, 2, 3, 5) },
   { weight: 3, arbitrary: fraction },
   { weight: 2, arbitrary: fc.constantFrom(0, -1, -0.5) },
@@ -68,6 +70,8 @@ const delay: fc.Arbitrary<number> = fc.oneof(
  * milliseconds or a fraction of one, so that some waits fall due and some do not.
  */
 const step: fc.Arbitrary<number> = fc.oneof(
+  // Shrinking may move a long step to a short one, not only within its own kind.
+  { withCrossShrink: true },
   { weight: 5, arbitrary: fc.constantFrom(0, 1, 1, 2, 3) },
   { weight: 2, arbitrary: fraction },
   { weight: 2, arbitrary: fc.integer({ min: 1, max: 40 }) },

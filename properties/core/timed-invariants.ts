@@ -111,7 +111,8 @@ export const timedInvariants: readonly Invariant[] = [
         return `${showCall(f.operation)} at failure ${failures} queued ${showValue(item)} at once, but it waits until ${wait.due}: ${set}`;
       }
       if (f.operation.verb !== "advance") return undefined;
-      const late = f.fellDue.find(([fell, at]) => f.backedOff.get(fell)?.due === at);
+      // An item asked for twice while it waited is named by §17.3 (earlier-due-wins), whichever call set its due time.
+      const late = f.fellDue.find(([fell, at]) => f.backedOff.get(fell)?.due === at && !f.reasked.has(fell));
       if (late !== undefined && (sizeOff(f) < 0 || moreWaiting(f))) {
         const wait = f.backedOff.get(late[0]) as { failures: number; delayMs: number };
         return `${showValue(late[0])} backed off for ${wait.delayMs} ms after failure ${wait.failures}, so it fell due at ${late[1]}, but after ${showCall(f.operation)} to ${f.model.now} ${sizes(f)}`;
