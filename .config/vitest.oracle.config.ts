@@ -8,10 +8,10 @@ import base from "./vitest.config.js";
 // those that need odd keys, deep queues and long streaks (strength.test.ts, without its deep cases, which a fixed
 // shape leaves out), the reference (reference.test.ts), and
 // each untimed rule blamed for a one-call defect (invariants.test.ts). A run is by hand, not in CI, with concurrency 1;
-// the scope (.config/stryker.oracle.json) holds sequential/diagnose.ts, sequential/independence.ts and the untimed
-// checks of core/invariants.ts (line ranges: the helpers, §10.1, §10.5 to §4–§9: 193 mutants in 4 minutes on a shared 2-core machine; a
+// the scope (.config/stryker.oracle.json) holds sequential/diagnose.ts, sequential/independence.ts, the helpers of
+// core/facts.ts and the untimed checks of core/invariants.ts (line ranges: §10.1, §10.5 to §4–§9: 193 mutants in 4 minutes on a shared 2-core machine; a
 // survivor costs a whole run of these suites, about 25 s).
-// The timed checks and the rest of the oracle need the timed suites as killers (about 25 s a mutant): not yet.
+// The timed checks (core/timed-invariants.ts) and the rest of the oracle need the timed suites as killers (about 25 s a mutant): not yet.
 // Scores per file: README.md, "Mutation testing".
 export default defineConfig({
   ...base,

@@ -4,7 +4,15 @@
  * deep, dozens of items at once, so any internal growth of an implementation is exercised).
  */
 import * as fc from "fast-check";
-import { CallCommand, HeldCommand, type Profile, type QueueCommand } from "./commands.js";
+import {
+  AdvanceToDueCommand,
+  CallCommand,
+  HeldCommand,
+  type Landing,
+  type Profile,
+  type QueueCommand,
+  TieCommand,
+} from "./commands.js";
 import { MacroCommand, type MacroKind } from "./macros.js";
 import type { Backoff } from "./operation.js";
 import type { ItemUniverse } from "./universes.js";
@@ -33,38 +41,67 @@ export interface Scenario {
 export type Delays = "finite" | "any";
 
 /**
+ * A fraction of a millisecond or a few: `k / 8` for `k` from 1 to 24 (0.125 to 3). The spec allows any finite
+ * delay, step and backoff base (docs/spec.md §17.2, §18.2, §18.9), and a queue that keeps time in whole
+ * milliseconds passes every run of whole ones. Dyadic fractions (`k / 2^j`) are drawn, not decimal ones such as
+ * `0.1`: their sums, halves and doublings are exact in binary floating point, so a due time is the same number
+ * whatever order a queue adds its parts in (`now + delay`, or the remaining delay of a timer), an advance lands
+ * exactly on it, and the protocol's JSON carries it exactly. A decimal fraction would blame a queue for an ulp of
+ * rounding that the spec does not decide; a dyadic one blames only a queue that rounds.
+ */
+const fraction: fc.Arbitrary<number> = fc.integer({ min: 1, max: 24 }).map((k) => k / 8);
+
+/**
  * A delay: small ones most of the time, so that items fall due at the same instant (ties) and re-delays cross;
- * sometimes zero or negative (an `add`, §17.1), sometimes long.
+ * fractions of a millisecond often; sometimes zero or negative (an `add`, §17.1), sometimes long.
  */
 const delay: fc.Arbitrary<number> = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom(1, 2, 3, 5) },
-  { weight: 2, arbitrary: fc.constantFrom(0, -1) },
+  // Shrinking may move a long delay to a short one, not only within its own kind.
+  { withCrossShrink: true },
+  { weight: 5, arbitrary: fc.constantFrom(1, 2, 3, 5) },
+  { weight: 3, arbitrary: fraction },
+  { weight: 2, arbitrary: fc.constantFrom(0, -1, -0.5) },
   { weight: 2, arbitrary: fc.integer({ min: 1, max: 40 }) },
   { weight: 1, arbitrary: fc.constantFrom(1_000, 2 ** 40) },
 );
 
-/** How far an `advance` moves: mostly a few milliseconds, so that some waits fall due and some do not. */
+/**
+ * How far an `advance` moves when it does not aim at a due time (see {@link AdvanceToDueCommand}): mostly a few
+ * milliseconds or a fraction of one, so that some waits fall due and some do not.
+ */
 const step: fc.Arbitrary<number> = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom(0, 1, 1, 2, 3) },
+  // Shrinking may move a long step to a short one, not only within its own kind.
+  { withCrossShrink: true },
+  { weight: 5, arbitrary: fc.constantFrom(0, 1, 1, 2, 3) },
+  { weight: 2, arbitrary: fraction },
   { weight: 2, arbitrary: fc.integer({ min: 1, max: 40 }) },
   { weight: 1, arbitrary: fc.constant(1_000) },
 );
 
-/** The backoff of a timed run ([docs/spec.md §18.2](../../docs/spec.md#§18-backoff-and-rate-limiters)): none in a third of the runs, otherwise small bases and caps. */
+/**
+ * The backoff of a timed run ([docs/spec.md §18.2](../../docs/spec.md#§18-backoff-and-rate-limiters)): none in a
+ * fifth of the runs, otherwise small bases and caps, fractions among them, so that successive backoffs of one item
+ * (`baseMs`, twice that, …) fall between whole milliseconds and reach the cap within a few failures.
+ */
 const backoff: fc.Arbitrary<Backoff | undefined> = fc.oneof(
   { weight: 1, arbitrary: fc.constant(undefined) },
   {
-    weight: 2,
-    arbitrary: fc.record({ baseMs: fc.constantFrom(1, 2, 0, 5), maxMs: fc.constantFrom(4, 1, 0, 40, 1_000_000) }),
+    weight: 4,
+    arbitrary: fc.record({
+      baseMs: fc.constantFrom(1, 2, 0.5, 0, 5, 1.5, 0.25),
+      maxMs: fc.constantFrom(4, 1, 0, 40, 1_000_000, 2.5, 0.75),
+    }),
   },
 );
 
-/** The timed commands: `addAfter` of an item, and `advance` of the clock ([docs/spec.md §17](../../docs/spec.md#§17-delayed-adds)). */
+/**
+ * The timed commands: `addAfter` of an item, with a drawn delay or one that ties with a waiting item's due time, and
+ * `advance` of the clock, by a drawn step or to (or just before or past) a waiting item's due time ([docs/spec.md §17](../../docs/spec.md#§17-delayed-adds)). */
 function timed(
   profile: Profile,
   item: fc.Arbitrary<unknown>,
   delays: Delays,
-): { addAfter: fc.Arbitrary<QueueCommand>; advance: fc.Arbitrary<QueueCommand> } {
+): Record<"addAfter" | "tie" | "advance" | "toDue", fc.Arbitrary<QueueCommand>> {
   const invalid = fc.constantFrom<unknown>(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, "5");
   const delayMs =
     profile === "robust" && delays === "any"
@@ -72,7 +109,11 @@ function timed(
       : delay;
   return {
     addAfter: fc.tuple(item, delayMs).map(([x, d]) => new CallCommand({ verb: "addAfter", item: x, delayMs: d })),
+    tie: fc.tuple(item, fc.nat(3)).map(([x, pick]) => new TieCommand(x, pick)),
     advance: step.map((ms) => new CallCommand({ verb: "advance", ms })),
+    toDue: fc
+      .tuple(fc.nat(3), fc.constantFrom<Landing>("on", "on", "before", "past"))
+      .map(([pick, landing]) => new AdvanceToDueCommand(pick, landing)),
   };
 }
 
@@ -129,7 +170,11 @@ const maxCommands: Record<Shape, number> = { few: 100, many: 250, deep: 16 };
  * How many other commands are drawn for each `shutDown`, per shape, when sequences call it: about once in a
  * sequence, near its middle, so that most sequences reach a shutdown with items queued, in flight and dirty.
  */
-const commandsPerShutDown: Record<Shape, number> = { few: 50, many: 125, deep: 8 };
+const commandsPerShutDown: Record<Shape, number> = {
+  few: 50,
+  many: 125,
+  deep: 8,
+};
 
 /** The arbitrary of one command, given the profile, the shape and the items; with `delays`, timed commands too. */
 export function command(
@@ -151,18 +196,40 @@ export function command(
     return fc.oneof({ weight: 3, arbitrary: macro(universe) }, { weight: 2, arbitrary: single });
   }
   const onItem = (verb: "add" | "done" | "retry" | "forget") => item.map((x) => new CallCommand(verb, x));
+  const heldItem = (verb: "done" | "retry" | "forget") =>
+    fc.nat(7).map((pick): QueueCommand => new HeldCommand(verb, pick));
+  // With time, the robust profile finishes a held item half the time too, as the contract profile always does: a
+  // timed rule breaks on an item that goes round get, add, retry with a backoff and done, and a random item is
+  // seldom the one held.
   const held = (verb: "done" | "retry") =>
-    profile === "contract" ? fc.nat(7).map((pick) => new HeldCommand(verb, pick)) : onItem(verb);
+    profile === "contract"
+      ? heldItem(verb)
+      : delays === undefined
+        ? onItem(verb)
+        : fc.oneof(onItem(verb), heldItem(verb));
   const untimed = [
     { weight: w.add, arbitrary: onItem("add") },
-    { weight: w.get, arbitrary: fc.constant(new CallCommand("get")) as fc.Arbitrary<QueueCommand> },
+    {
+      weight: w.get,
+      arbitrary: fc.constant(new CallCommand("get")) as fc.Arbitrary<QueueCommand>,
+    },
     { weight: w.done, arbitrary: held("done") },
     { weight: w.retry, arbitrary: held("retry") },
     { weight: w.forget, arbitrary: onItem("forget") },
   ];
   if (delays === undefined) return fc.oneof(...untimed);
-  const { addAfter, advance } = timed(profile, item, delays);
-  return fc.oneof(...untimed, { weight: w.add, arbitrary: addAfter }, { weight: 2, arbitrary: advance });
+  const { addAfter, tie, advance, toDue } = timed(profile, item, delays);
+  // With time, `forget` comes up as often as `retry`, half the time of an item held, as a caller forgets an item
+  // it processed: so that a forget falls between the backed-off retries of one item (the next backoff starts from
+  // baseMs again, §8.1, §18.2).
+  untimed[4] = { weight: w.retry, arbitrary: fc.oneof(onItem("forget"), heldItem("forget")) };
+  return fc.oneof(
+    ...untimed,
+    { weight: w.add, arbitrary: addAfter },
+    { weight: 1, arbitrary: tie },
+    { weight: 1, arbitrary: advance },
+    { weight: 2, arbitrary: toDue },
+  );
 }
 
 /** What a run's arbitrary is made of. */
@@ -193,7 +260,10 @@ export interface ScenarioSpec {
 
 /** The arbitrary of a whole run: `maxRetries` and a command sequence, and with time, a backoff. */
 export function scenario(spec: ScenarioSpec): fc.Arbitrary<Scenario> {
-  const limits = { maxCommands: spec.maxCommands ?? maxCommands[spec.shape], size: "max" as const };
+  const limits = {
+    maxCommands: spec.maxCommands ?? maxCommands[spec.shape],
+    size: "max" as const,
+  };
   const call = command(spec.profile, spec.shape, spec.items, spec.time);
   const shutDown = fc.constant(new CallCommand("shutDown"));
   const commands = fc.commands(

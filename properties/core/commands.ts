@@ -71,12 +71,12 @@ export class CallCommand implements QueueCommand {
 }
 
 /**
- * A `done` or `retry` of an item the caller holds (the contract profile): the `pick`-th item in flight, counted
- * modulo how many there are. Applicable only while something is in flight.
+ * A `done`, `retry` or `forget` of an item the caller holds (the contract profile): the `pick`-th item in flight,
+ * counted modulo how many there are. Applicable only while something is in flight.
  */
 export class HeldCommand implements QueueCommand {
   constructor(
-    readonly verb: "done" | "retry",
+    readonly verb: "done" | "retry" | "forget",
     readonly pick: number,
   ) {}
 
@@ -88,11 +88,93 @@ export class HeldCommand implements QueueCommand {
   /** Resolves the held item, records the call and applies it to the model. */
   run(model: WorkQueueModel<unknown>, planning: Planning): void {
     const held = model.snapshot().inFlight;
-    record(model, planning, { verb: this.verb, item: held[this.pick % held.length] });
+    record(model, planning, {
+      verb: this.verb,
+      item: held[this.pick % held.length],
+    });
   }
 
   /** The call, naming which held item it picks. */
   toString(): string {
     return `${this.verb}(held #${showValue(this.pick)})`;
+  }
+}
+
+/** The distinct due times of the model's waiting items, earliest first ([docs/spec.md §17](../../docs/spec.md#§17-delayed-adds)). */
+function dueTimes(model: Readonly<WorkQueueModel<unknown>>): number[] {
+  return [...new Set(model.snapshot().waiting.map(([, due]) => due))].sort((a, b) => a - b);
+}
+
+/**
+ * Where an {@link AdvanceToDueCommand} moves the clock, relative to the due time it picks: exactly `on` it, halfway
+ * `before` it (between the last due time passed, or now, and it), or halfway `past` it towards the next one.
+ */
+export type Landing = "on" | "before" | "past";
+
+/**
+ * An `advance` that lands on, just before or just past the `pick`-th due time of the waiting items, counted modulo
+ * how many there are ([docs/spec.md §17.5](../../docs/spec.md#§17-delayed-adds)): random steps rarely land exactly on a due time, or between two
+ * successive backoffs of one item, which is where a queue that falls due late, early or in the wrong order shows it.
+ * Halves of dyadic times are dyadic, so the step is exact. Applicable only while an item waits.
+ */
+export class AdvanceToDueCommand implements QueueCommand {
+  constructor(
+    readonly pick: number,
+    readonly landing: Landing,
+  ) {}
+
+  /** Applicable while the model has an item waiting. */
+  check(model: Readonly<WorkQueueModel<unknown>>): boolean {
+    return model.waiting > 0;
+  }
+
+  /** Resolves the step from the model's due times, records the `advance` and applies it to the model. */
+  run(model: WorkQueueModel<unknown>, planning: Planning): void {
+    const dues = dueTimes(model);
+    const index = this.pick % dues.length;
+    const due = dues[index] as number;
+    const previous = index === 0 ? model.now : (dues[index - 1] as number);
+    const next = dues[index + 1] ?? due + 1;
+    const at = this.landing === "on" ? due : this.landing === "before" ? (previous + due) / 2 : (due + next) / 2;
+    record(model, planning, { verb: "advance", ms: at - model.now });
+  }
+
+  /** The step, naming the due time it picks. */
+  toString(): string {
+    return `advance(${this.landing} due #${showValue(this.pick)})`;
+  }
+}
+
+/**
+ * An `addAfter` of `item` whose delay makes it due exactly when the `pick`-th due time of the waiting items comes,
+ * counted modulo how many there are: a tie ([docs/spec.md §17.5](../../docs/spec.md#§17-delayed-adds): items due at the same time are added in the
+ * order their due times were set), or, for the item itself, the same due time asked for again (§17.3). Applicable
+ * only while an item waits.
+ */
+export class TieCommand implements QueueCommand {
+  constructor(
+    readonly item: unknown,
+    readonly pick: number,
+  ) {}
+
+  /** Applicable while the model has an item waiting. */
+  check(model: Readonly<WorkQueueModel<unknown>>): boolean {
+    return model.waiting > 0;
+  }
+
+  /** Resolves the delay from the model's due times, records the `addAfter` and applies it to the model. */
+  run(model: WorkQueueModel<unknown>, planning: Planning): void {
+    const dues = dueTimes(model);
+    const due = dues[this.pick % dues.length] as number;
+    record(model, planning, {
+      verb: "addAfter",
+      item: this.item,
+      delayMs: due - model.now,
+    });
+  }
+
+  /** The call, naming the due time it ties with. */
+  toString(): string {
+    return `addAfter(${showValue(this.item)}, tie with due #${showValue(this.pick)})`;
   }
 }

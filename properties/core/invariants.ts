@@ -3,112 +3,14 @@
  * the model after it, and what the model and the implementation answered and showed. The first check that fails
  * names the counterexample; the last one, "every answer equals the model's", catches whatever the others do not.
  */
-import type { ItemState, MetricsModelReading, WorkQueueModel } from "../../model/index.js";
-import { type Answer, type Operation, sameAnswer, sameItem } from "./operation.js";
+import type { MetricsModelReading } from "../../model/index.js";
+import { type Invariant, itemOf, sizeOff, wrongItem, wrongViews } from "./facts.js";
+import { sameAnswer } from "./operation.js";
 import { plural, showAnswer, showCall, showValue } from "./render.js";
+import { timedInvariants } from "./timed-invariants.js";
 
-/**
- * The views of a queue after a step ([docs/spec.md §9](../../docs/spec.md#§9-views)); `failures` is of the step's item.
- *
- * @inline
- */
-export interface Views {
-  /** [§9.1](../../docs/spec.md#§9-views) */
-  readonly size?: number | undefined;
-  /** [§9.2](../../docs/spec.md#§9-views) */
-  readonly inFlight?: number | undefined;
-  /** [§9.3](../../docs/spec.md#§9-views), for the step's item. */
-  readonly failures?: number | undefined;
-  /** [§12.2](../../docs/spec.md#§12-shutdown) */
-  readonly shuttingDown?: boolean | undefined;
-  /** [§17.6](../../docs/spec.md#§17-delayed-adds) */
-  readonly waiting?: number | undefined;
-  /** [§19](../../docs/spec.md#§19-metrics): the metrics read right after the call, when time is checked. */
-  readonly metrics?: MetricsModelReading | undefined;
-}
-
-/** Everything a check may look at. */
-export interface StepFacts {
-  /** The call. */
-  readonly operation: Operation;
-  /** The state of the item before a `done`, the only call whose checks need it; `undefined` for other calls. */
-  readonly before: ItemState | undefined;
-  /** The model after the call. */
-  readonly model: WorkQueueModel<unknown>;
-  /** What the model answered. */
-  readonly expected: Answer;
-  /** What the implementation answered. */
-  readonly actual: Answer;
-  /** What the model shows after the call. */
-  readonly expectedViews: Views;
-  /** What the implementation shows after the call, for the views it offers. */
-  readonly actualViews: Views;
-  /** Whether error messages must match, or only error names. */
-  readonly compareMessages: boolean;
-  /** The items that fell due during the step, in the order they were added ([§17.5](../../docs/spec.md#§17-delayed-adds)); empty but for `advance`. */
-  readonly fellDue: readonly (readonly [unknown, number])[];
-  /** The items given a second `addAfter` while they waited and not handed out since ([§17.3](../../docs/spec.md#§17-delayed-adds)). */
-  readonly reasked: ReadonlySet<unknown>;
-}
-
-/**
- * A rule of docs/spec.md that a check keeps: the sentence, and where the spec states it. A report names the rule
- * that broke; an {@link Invariant} is a rule checked after every step, other rules are checked over whole runs.
- *
- * @inline
- */
-export interface Rule {
-  /**
-   * A name for code to refer to it by, which stays when the sentence is reworded: `no-duplicate`, `fifo`,
-   * `linearizable`, …
-   */
-  readonly id: string;
-  /** The sentence it checks. */
-  readonly name: string;
-  /** Where docs/spec.md states it. */
-  readonly rule: string;
-}
-
-/**
- * A named check, run after every step.
- *
- * @inline
- */
-export interface Invariant extends Rule {
-  /** What went wrong at this step, or `undefined` when the step keeps the invariant. @internal */
-  check(facts: StepFacts): string | undefined;
-}
-
-/** The value `get` answered, if it answered one that differs from the model's. */
-function wrongItem(f: StepFacts): { item: unknown } | undefined {
-  if (f.operation.verb !== "get") return undefined;
-  // Stryker disable next-line ConditionalExpression,LogicalOperator: an error has no value, and undefined is never an item (§1.1), so every check of the answer finds it absent
-  if (f.actual.kind !== "value" || f.actual.value === undefined) return undefined;
-  // Stryker disable next-line ConditionalExpression: the model's get always answers a value (§4)
-  if (f.expected.kind === "value" && sameItem(f.actual.value, f.expected.value)) return undefined;
-  return { item: f.actual.value };
-}
-
-/**
- * How many items more (above 0) or fewer (below 0) the size the implementation shows counts than the model's; 0 when
- * it shows none. Signed, so that each check's bound is exact: a check that fires at 0 fires on a correct queue.
- */
-function sizeOff(f: StepFacts): number {
-  const size = f.actualViews.size;
-  return size === undefined ? 0 : size - (f.expectedViews.size as number);
-}
-
-/** The item of a call that has one, as the checks that name it only see such calls. */
-function itemOf(operation: Operation): string {
-  return showValue((operation as { item?: unknown }).item);
-}
-
-/** The views, compared in this order, that the implementation shows and that differ from the model's. */
-export function wrongViews(expected: Views, actual: Views): ("size" | "inFlight" | "shuttingDown" | "waiting")[] {
-  return (["size", "inFlight", "shuttingDown", "waiting"] as const).filter(
-    (view) => actual[view] !== undefined && actual[view] !== expected[view],
-  );
-}
+export type { BackedOff, Invariant, Rule, StepFacts, Views } from "./facts.js";
+export { wrongViews } from "./facts.js";
 
 /** The metrics in the order they are compared, each with the rule that defines it. */
 const metricRules = [
@@ -142,83 +44,7 @@ export const invariants: readonly Invariant[] = [
       return `get() handed out ${showValue(wrong.item)}, which is still in flight`;
     },
   },
-  {
-    id: "nothing-before-due",
-    name: "nothing is handed out or queued before it is due",
-    rule: "§17.2, §17.5, §7.3",
-    check(f) {
-      const wrong = wrongItem(f);
-      const due = (item: unknown) => f.model.dueOf(item);
-      if (wrong !== undefined && due(wrong.item) !== undefined && f.model.stateOf(wrong.item) === "absent") {
-        return `get() handed out ${showValue(wrong.item)} at ${f.model.now}, but it waits until ${due(wrong.item)}`;
-      }
-      const { verb } = f.operation;
-      if (verb !== "addAfter" && verb !== "retry") return undefined;
-      const item = (f.operation as { item: unknown }).item;
-      if (sizeOff(f) <= 0 || due(item) === undefined) return undefined;
-      return `${showCall(f.operation)} queued ${showValue(item)} at ${f.model.now}, but it is due at ${due(item)}`;
-    },
-  },
-  {
-    id: "waiting-survives-shutdown",
-    name: "items that wait when the queue shuts down still fall due",
-    rule: "§17.7",
-    check(f) {
-      const { waiting } = f.actualViews;
-      if (f.operation.verb !== "shutDown" || waiting === undefined || waiting >= (f.expectedViews.waiting as number)) {
-        return undefined;
-      }
-      return `shutDown() left ${plural(waiting, "item")} waiting, but ${f.expectedViews.waiting} were asked for before it and must still fall due`;
-    },
-  },
-  {
-    id: "waiting-never-queued",
-    name: "a waiting item is never also queued, and an add ends its wait",
-    rule: "§17.4, §10.6",
-    check(f) {
-      const { waiting } = f.actualViews;
-      if (waiting === undefined || waiting <= (f.expectedViews.waiting as number)) return undefined;
-      if (f.operation.verb !== "add" && f.operation.verb !== "addAfter" && f.operation.verb !== "retry") {
-        return undefined;
-      }
-      if (f.model.stateOf((f.operation as { item: unknown }).item) === "absent") return undefined;
-      const item = itemOf(f.operation);
-      return `after ${showCall(f.operation)}, ${item} is ${f.model.stateOf((f.operation as { item: unknown }).item)} and still counted waiting (waiting ${waiting}, expected ${f.expectedViews.waiting})`;
-    },
-  },
-  {
-    id: "earlier-due-wins",
-    name: "of two due times asked for one item, the earlier wins",
-    rule: "§17.3",
-    check(f) {
-      const wrong = wrongItem(f);
-      if (wrong !== undefined && f.expected.kind === "value" && f.model.stateOf(wrong.item) === "queued") {
-        const twice = [f.expected.value, wrong.item].find((item) => f.reasked.has(item));
-        if (twice === undefined) return undefined;
-        return `get() handed out ${showValue(wrong.item)} before ${showValue(f.expected.value)}, but ${showValue(twice)} was asked for twice while it waited, and its earlier due time decides when it was queued`;
-      }
-      if (f.operation.verb !== "advance" || sizeOff(f) >= 0) {
-        return undefined;
-      }
-      const moved = f.fellDue.find(([item]) => f.reasked.has(item));
-      if (moved === undefined) return undefined;
-      return `${showValue(moved[0])} was asked for twice while it waited, the earlier due time being ${moved[1]}, but ${showCall(f.operation)} to ${f.model.now} did not add it`;
-    },
-  },
-  {
-    id: "falls-due-on-advance",
-    name: "an item falls due in the advance that passes its due time",
-    rule: "§17.5",
-    check(f) {
-      const { size, waiting } = f.actualViews;
-      if (f.operation.verb !== "advance" || f.fellDue.length === 0) return undefined;
-      const short = sizeOff(f) < 0;
-      const lingering = waiting !== undefined && waiting > (f.expectedViews.waiting as number);
-      if (!short && !lingering) return undefined;
-      const due = f.fellDue.map(([item, at]) => `${showValue(item)} at ${at}`).join(", ");
-      return `${showCall(f.operation)} moved the time to ${f.model.now}, past the due times of ${due}, but size is ${size ?? "?"} (expected ${f.expectedViews.size}) and waiting ${waiting ?? "?"} (expected ${f.expectedViews.waiting})`;
-    },
-  },
+  ...timedInvariants,
   {
     id: "fifo",
     name: "items are handed out in the order they were queued",
@@ -262,7 +88,7 @@ export const invariants: readonly Invariant[] = [
     name: "every add while in flight leads to exactly one later dispatch after done",
     rule: "§10.3",
     check(f) {
-      // `before` is set for a done only.
+      if (f.operation.verb !== "done") return undefined;
       const off = sizeOff(f);
       const item = itemOf(f.operation);
       if (f.before === "in flight + dirty" && off < 0) {
@@ -339,13 +165,18 @@ export const invariants: readonly Invariant[] = [
 export type InvariantId = (typeof invariantIds)[number];
 
 /** Every id of {@link invariants}, so that code names an invariant by an id the compiler knows. */
-const invariantIds = [
+export const invariantIds = [
   "never-handed-out-in-flight",
+  "add-after-errors",
+  "not-positive-is-add",
+  "queued-or-dirty-does-not-wait",
+  "backoff",
   "nothing-before-due",
   "waiting-survives-shutdown",
   "waiting-never-queued",
   "earlier-due-wins",
   "falls-due-on-advance",
+  "due-order",
   "fifo",
   "shutting-down-requests-nothing",
   "gives-up-at-max-retries",

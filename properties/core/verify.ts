@@ -6,7 +6,7 @@ import type { Plan } from "./commands.js";
 import { type Coverage, transitionOf } from "./coverage.js";
 import type { Observation, Observe } from "./driver.js";
 import { type Expectation, meets } from "./expectation.js";
-import { invariants, type Rule, type Views } from "./invariants.js";
+import { type BackedOff, invariants, type Rule, type Views } from "./invariants.js";
 import type { Answer, Backoff, Operation } from "./operation.js";
 import { isThenable, type MaybePromise, perform } from "./subject.js";
 
@@ -103,12 +103,19 @@ async function verifyEach(run: Run, observe: Observe, options: VerifyOptions): P
   const model = modelOf(maxRetries, backoff);
   const steps: Step[] = [];
   const reasked = new Set<unknown>();
+  const fellAt = new Map<unknown, number>();
+  const backedOff = new Map<unknown, BackedOff>();
   for (const [index, operation] of plan.entries()) {
     const keyed = "item" in operation ? operation.item : undefined;
     const valid = !("item" in operation) || (keyed !== undefined && keyed !== null);
-    // Only the checks of `done` look at the state before the call; the scans are not paid for other calls.
+    // Only the checks of `done`, `retry` and `addAfter` look at the state before the call; the scans are not paid
+    // for other calls.
     const before: ItemState | undefined =
-      operation.verb === "done" && valid && keyed !== undefined ? model.stateOf(keyed) : undefined;
+      (operation.verb === "done" || operation.verb === "retry" || operation.verb === "addAfter") &&
+      valid &&
+      keyed !== undefined
+        ? model.stateOf(keyed)
+        : undefined;
     options.coverage?.record(transitionOf(operation, model));
     const waitedBefore = operation.verb === "advance" ? model.snapshot().waiting : [];
     // A second due time asked for a waiting item: by addAfter, or by a retry that backs off (§7.3 waits as §17 does).
@@ -118,6 +125,13 @@ async function verifyEach(run: Run, observe: Observe, options: VerifyOptions): P
     const fellDue = waitedBefore.filter(([item]) => model.dueOf(item) === undefined);
     fellDue.sort((a, b) => a[1] - b[1]);
     if (dueBefore !== undefined) reasked.add(keyed);
+    for (const [item, due] of fellDue) if (model.stateOf(item) === "queued") fellAt.set(item, due);
+    const dueAfter = asks && valid ? model.dueOf(keyed) : undefined;
+    if (dueAfter !== undefined && dueAfter !== dueBefore) {
+      const delayMs = dueAfter - model.now;
+      if (operation.verb === "retry") backedOff.set(keyed, { failures: model.failures(keyed), delayMs, due: dueAfter });
+      else backedOff.delete(keyed);
+    }
     const observed = observe(operation, index);
     const { answer: actual, views } = isThenable(observed) ? await observed : observed;
     const expectedViews: Views = {
@@ -154,12 +168,18 @@ async function verifyEach(run: Run, observe: Observe, options: VerifyOptions): P
       compareMessages: options.compareMessages,
       fellDue,
       reasked,
+      fellAt,
+      backedOff,
     };
     for (const invariant of invariants) {
       const detail = invariant.check(facts);
       if (detail !== undefined) return { invariant, detail, maxRetries, ...(backoff ? { backoff } : {}), steps };
     }
-    if (operation.verb === "get" && expected.kind === "value") reasked.delete(expected.value);
+    for (const [item] of fellDue) backedOff.delete(item);
+    if (operation.verb === "get" && expected.kind === "value") {
+      reasked.delete(expected.value);
+      fellAt.delete(expected.value);
+    }
   }
   return undefined;
 }

@@ -8,14 +8,14 @@
 import type { WorkQueueModel } from "../../model/index.js";
 import type { Plan } from "../core/commands.js";
 import { type Driver, observeRun } from "../core/driver.js";
-import { type Invariant, invariant } from "../core/invariants.js";
+import { type Invariant, type InvariantId, invariant } from "../core/invariants.js";
 import { sameItem } from "../core/operation.js";
 import { showValue } from "../core/render.js";
 import { perform } from "../core/subject.js";
 import { modelOf, type Violation } from "../core/verify.js";
 
-/** The checks whose name a wrong size alone can earn, and which a diagnosis may therefore rename. */
-const vague = new Set(["§10.2", "§4–§9"]);
+/** The checks whose name a wrong size alone can earn, and which a diagnosis may therefore rename, by id. */
+const vague: ReadonlySet<string> = new Set<InvariantId>(["no-duplicate", "answers"]);
 
 /** The items shown as a list: `"a", "b"`, or `nothing`. */
 function list(items: readonly unknown[]): string {
@@ -74,7 +74,7 @@ export async function diagnose(
   driver: Driver,
 ): Promise<{ violation: Violation; runs: number; commands: number }> {
   const last = violation.steps.at(-1);
-  if (last === undefined || !vague.has(violation.invariant.rule)) return { violation, runs: 0, commands: 0 };
+  if (last === undefined || !vague.has(violation.invariant.id)) return { violation, runs: 0, commands: 0 };
   const size = last.actualViews.size;
   const expected = last.expectedViews.size as number;
   if (size === undefined || size === expected) return { violation, runs: 0, commands: 0 };

@@ -8,7 +8,7 @@ import { WorkQueue } from "../../../src/index.js";
 import { ProtocolBreach } from "../../core/breach.js";
 import type { Profile } from "../../core/commands.js";
 import { OptionError } from "../../core/errors.js";
-import { invariants } from "../../core/invariants.js";
+import { type InvariantId, invariant } from "../../core/invariants.js";
 import type { SubjectFactory } from "../../core/subject.js";
 import { stringItems } from "../../core/universes.js";
 import { conformanceTests } from "../../report/conformance-tests.js";
@@ -24,11 +24,8 @@ const wrong: Record<keyof typeof wrongQueues, SubjectFactory<unknown>> = {
   ...wrongQueues,
 };
 
-const named = (start: string) => {
-  const invariant = invariants.find((i) => i.name.startsWith(start));
-  if (invariant === undefined) throw new Error(`no invariant starts with ${start}`);
-  return invariant.name;
-};
+/** The sentence of the invariant with id `id`, as a report names it. */
+const named = (id: InvariantId) => invariant(id).name;
 
 /**
  * Each wrong queue, the profile that finds it, the invariant it breaks, the most steps its counterexample takes, and
@@ -38,80 +35,74 @@ const cases: [keyof typeof wrongQueues, Profile, string, number, RegExp][] = [
   [
     "retryPushesToFifo",
     "contract",
-    named("the queue holds no duplicate"),
+    named("no-duplicate"),
     3,
     /^size is 1 after retry\((.+)\), but the model has 0 items queued, each once: the queue held \1, which is in flight /,
   ],
   [
     "lostDirtyMark",
     "contract",
-    named("every add while in flight"),
+    named("add-while-in-flight"),
     7,
     /^done\((.+)\) did not requeue \1, which was marked dirty while in flight$/,
   ],
   [
     "offByOneGiveUp",
     "contract",
-    named("retry gives up exactly"),
+    named("gives-up-at-max-retries"),
     3,
     /^retry\(.+\) answered true at failure count (\d+) against maxRetries \1$/,
   ],
-  ["forgetDoesNothing", "robust", named("a failure count counts"), 3, /^failures\(.+\) is [1-9]\d*, expected 0$/],
-  [
-    "lifo",
-    "contract",
-    named("items are handed out in the order"),
-    3,
-    /^get\(\) handed out .+, but .+ was queued before it$/,
-  ],
+  ["forgetDoesNothing", "robust", named("failure-count"), 3, /^failures\(.+\) is [1-9]\d*, expected 0$/],
+  ["lifo", "contract", named("fifo"), 3, /^get\(\) handed out .+, but .+ was queued before it$/],
   [
     "ringBufferBreaksOnGrow",
     "contract",
-    named("nothing queued is lost"),
+    named("nothing-lost"),
     16,
     /^get\(\) answered undefined, but .+ was queued and the oldest$/,
   ],
   [
     "emptyStringIsNothing",
     "contract",
-    named("nothing queued is lost"),
+    named("nothing-lost"),
     1,
     /^after add\((.+)\): expected size 1, got 0: the queue no longer held \1, which was queued /,
   ],
-  ["sharedFailureCount", "robust", named("a failure count counts"), 3, /^failures\(.+\) is \d+, expected \d+$/],
+  ["sharedFailureCount", "robust", named("failure-count"), 3, /^failures\(.+\) is \d+, expected \d+$/],
   [
     "doneDuplicatesQueued",
     "robust",
-    named("the queue holds no duplicate"),
+    named("no-duplicate"),
     2,
     /^size is 2 after done\((.+)\), but the model has 1 item queued, each once: the queue held \1 twice /,
   ],
   [
     "addWhileInFlightQueues",
     "contract",
-    named("the queue holds no duplicate"),
+    named("no-duplicate"),
     3,
     /^size is 1 after (add|retry)\((.+)\), but the model has 0 items queued, each once: the queue held \2, which is in flight /,
   ],
-  ["failuresResetOnDone", "robust", named("a failure count counts"), 3, /^failures\(.+\) is 0, expected 1$/],
+  ["failuresResetOnDone", "robust", named("failure-count"), 3, /^failures\(.+\) is 0, expected 1$/],
   [
     "plainObjectStates",
     "contract",
-    named("nothing queued is lost"),
+    named("nothing-lost"),
     2,
     /^after add\((.+)\): expected size \d+, got \d+: the queue no longer held \1, which was queued /,
   ],
   [
     "doneAlwaysRequeues",
     "contract",
-    named("every add while in flight"),
+    named("add-while-in-flight"),
     3,
     /^done\((.+)\) requeued \1, which nothing had marked dirty$/,
   ],
   [
     "dirtyMarkNeverCleared",
     "contract",
-    named("every add while in flight"),
+    named("add-while-in-flight"),
     10,
     /^done\((.+)\) requeued \1, which nothing had marked dirty$/,
   ],
@@ -119,28 +110,28 @@ const cases: [keyof typeof wrongQueues, Profile, string, number, RegExp][] = [
   [
     "sizeCountsInFlight",
     "contract",
-    named("every answer equals"),
+    named("answers"),
     2,
     /^size is 1 after get\(\), but the model has 0 items queued, each once; the queue holds exactly the items the model has queued, /,
   ],
   [
     "getLeavesItemQueued",
     "contract",
-    named("the queue holds no duplicate"),
+    named("no-duplicate"),
     2,
     /^size is 1 after get\(\), but the model has 0 items queued, each once: the queue held (.+), which is in flight /,
   ],
   [
     "dropsPastThree",
     "contract",
-    named("nothing queued is lost"),
+    named("nothing-lost"),
     4,
     /^after add\((.+)\): expected size 4, got 3: the queue no longer held \1, which was queued /,
   ],
   [
     "getMissesTheLastItem",
     "contract",
-    named("nothing queued is lost"),
+    named("nothing-lost"),
     2,
     /^get\(\) answered undefined, but .+ was queued and the oldest$/,
   ],
@@ -291,7 +282,7 @@ test("a queue whose shutDown only sets a flag is rejected when checked with shut
     shape,
     runs: runs(400),
   });
-  expect(report.counterexample?.invariant.name).toBe(named("while shutting down"));
+  expect(report.counterexample?.invariant.name).toBe(named("shutting-down-requests-nothing"));
   expect(report.counterexample?.steps.length).toBeLessThanOrEqual(3);
 });
 

@@ -211,11 +211,16 @@ test("each rule has an id of its own, which stays as it is, by which code finds 
   // Code and users' tests refer to these: renaming one is a breaking change, made here on purpose or not at all.
   expect(ids).toEqual([
     "never-handed-out-in-flight",
+    "add-after-errors",
+    "not-positive-is-add",
+    "queued-or-dirty-does-not-wait",
+    "backoff",
     "nothing-before-due",
     "waiting-survives-shutdown",
     "waiting-never-queued",
     "earlier-due-wins",
     "falls-due-on-advance",
+    "due-order",
     "fifo",
     "shutting-down-requests-nothing",
     "gives-up-at-max-retries",

@@ -8,14 +8,15 @@
  */
 import { expect, test } from "vitest";
 import type { Profile } from "../../core/commands.js";
-import { invariants } from "../../core/invariants.js";
+import { type InvariantId, invariant } from "../../core/invariants.js";
 import type { SubjectFactory } from "../../core/subject.js";
 import { checkConformance } from "../../sequential/check-conformance.js";
 import { runs, seed, shape } from "../settings.js";
 import * as wrongQueues from "../wrong/queues.mjs";
 
 const wrong: Record<string, SubjectFactory<unknown>> = { ...wrongQueues };
-const named = (start: string) => invariants.find((i) => i.name.startsWith(start))?.name;
+/** The sentence of the invariant with id `id`, as a report names it. */
+const named = (id: InvariantId) => invariant(id).name;
 
 /**
  * Each wrong queue, the profile that finds it, the rule it is caught breaking, and its shortest counterexample, in
@@ -23,19 +24,19 @@ const named = (start: string) => invariants.find((i) => i.name.startsWith(start)
  * is in flight: the gate drains a fresh queue given the same calls to tell those apart from each other and from a
  * wrong view (properties/sequential/diagnose.ts), and names whichever the counterexample shows.
  */
-const merged = [named("nothing queued is lost"), named("the queue holds no duplicate")];
+const merged = [named("nothing-lost"), named("no-duplicate")];
 const cases: [string, Profile, (string | undefined)[], number, string][] = [
   ["coercesToString", "robust", merged, 2, 'add(1), add("1"): size 2, not 1'],
   ["jsonKeys", "contract", merged, 2, "add of two objects equal as JSON"],
-  ["indexOfDedup", "robust", [named("the queue holds no duplicate")], 2, "add(NaN) twice"],
+  ["indexOfDedup", "robust", [named("no-duplicate")], 2, "add(NaN) twice"],
   ["foldsCase", "contract", merged, 2, 'add("a"), add("A")'],
   ["normalizesKeys", "contract", merged, 2, 'add("é"), add("e\\u0301")'],
-  ["fixedCapacity128", "contract", [named("nothing queued is lost")], 129, "129 adds of distinct items"],
-  ["infinityMeansTen", "robust", [named("retry gives up exactly")], 10, "10 retries with maxRetries Infinity"],
-  ["evictsFailuresBeyond16", "robust", [named("a failure count counts")], 18, "17 items fail, the first again"],
-  ["compactionDropsDirtyMarks", "robust", [named("every add while in flight")], 61, "19 cycles, then a dirty done"],
+  ["fixedCapacity128", "contract", [named("nothing-lost")], 129, "129 adds of distinct items"],
+  ["infinityMeansTen", "robust", [named("gives-up-at-max-retries")], 10, "10 retries with maxRetries Infinity"],
+  ["evictsFailuresBeyond16", "robust", [named("failure-count")], 18, "17 items fail, the first again"],
+  ["compactionDropsDirtyMarks", "robust", [named("add-while-in-flight")], 61, "19 cycles, then a dirty done"],
   ["hashTableLosesCollided", "contract", merged, 5, 'add("Aa"), add("BB"), get, done("Aa"), add("BB")'],
-  ["stampWrapsAt256", "robust", [named("every add while in flight")], 258, "get, 256 calls, add while in flight, done"],
+  ["stampWrapsAt256", "robust", [named("add-while-in-flight")], 258, "get, 256 calls, add while in flight, done"],
 ];
 
 test.each(cases)(
@@ -64,9 +65,9 @@ test.each(cases)(
  * quarter of the runs the default shape no longer reaches 65,536 calls.
  */
 const deep: [string, Profile, (string | undefined)[], number, string][] = [
-  ["dropsPast1000", "contract", [named("nothing queued is lost")], 1001, "1,001 adds of distinct items"],
-  ["evictsStatesBeyond4096", "contract", [named("the queue holds no duplicate")], 4098, "4,097 adds, the first again"],
-  ["stampWrapsAt65536", "robust", [named("every add while in flight")], 65538, "get, 65,536 calls, add, done"],
+  ["dropsPast1000", "contract", [named("nothing-lost")], 1001, "1,001 adds of distinct items"],
+  ["evictsStatesBeyond4096", "contract", [named("no-duplicate")], 4098, "4,097 adds, the first again"],
+  ["stampWrapsAt65536", "robust", [named("add-while-in-flight")], 65538, "get, 65,536 calls, add, done"],
 ];
 
 test.skipIf(shape !== undefined).each(deep)(
@@ -90,7 +91,7 @@ test("the gate rejects a failure count that saturates at 255, with a failure str
   const options = { seed: seed ?? 20261202, runs: runs(1000), shrinkTimeMs: 600_000 };
   const report = await checkConformance(wrong.saturatingCount as SubjectFactory<unknown>, options);
   const found = `seed ${report.seed}: ${report.counterexample?.steps.length} calls`;
-  expect(report.counterexample?.invariant.name, found).toBe(named("a failure count counts"));
+  expect(report.counterexample?.invariant.name, found).toBe(named("failure-count"));
   expect(report.counterexample?.steps.length, found).toBeGreaterThanOrEqual(256);
   expect(report.counterexample?.steps.length, found).toBeLessThanOrEqual(Math.floor(256 * 1.5));
 });

@@ -18,6 +18,25 @@ import type { SubjectOptions } from "../../core/subject.js";
  * - `late by one`: an item falls due only once the time is past its due time;
  * - `re-arms forever`: the timer takes only items due before now, and re-arms for the earliest due time, which has
  *   come: it runs again at once, for ever.
+ * - `retry clears the dirty mark`: a `retry` that backs off makes an item in flight and dirty wait, clearing its
+ *   mark, where §17.2 says it does not wait and nothing changes (4 calls: `add`, `get`, `add`, `retry`);
+ * - `rounds due times up`: time is kept in whole milliseconds, a due time rounded up to the next one (as a timer
+ *   API that takes integers would), so an item due at a fraction falls due late (§17.5; 2 calls with a fractional
+ *   delay, never with whole ones);
+ * - `rounds due times down`: the same, rounded down, so an item due at a fraction falls due early (§17.5; 2 calls:
+ *   `addAfter(a, 0.5)`, `advance(0)`);
+ * - `forget keeps the backoff`: the backoff counts the item's failures itself, as client-go's limiters do, and
+ *   `forget` clears the queue's count but not that one, so the next backoff after a `forget` is too long (§8.1,
+ *   §18.2; 6 calls: `retry`, `add`, `get`, `forget`, `retry`, `advance`);
+ * - `zero delay waits`: `addAfter` with a delay that is not positive makes the item wait until now, so it is added
+ *   only at the next `advance`, where §17.1 makes it an `add` (1 call);
+ * - `whole delays only`: `addAfter` refuses a delay that is not a whole number of milliseconds with a
+ *   `RangeError`, where §17.8 allows any finite delay (1 call, with a fractional delay);
+ * - `falling due refused while shutting down`: an item that falls due while the queue shuts down is added through
+ *   `add`, which refuses it, so the wait asked for before the shutdown is lost (client-go's delaying queue stops
+ *   its waiting loop at shutdown; §17.7; 3 calls: `addAfter`, `shutDown`, `advance`);
+ * - `backoff from the second failure`: the backoff after the `n`-th failure is `baseMs · 2^n`, one doubling too
+ *   many (§18.2).
  *
  * And in the metrics (docs/spec.md §19), mostly client-go's own definitions where §16 says why ours differ:
  * - `depth counts dirty`: the depth counts the items marked dirty in flight as well (client-go);
@@ -37,6 +56,14 @@ export type TimedDefect =
   | "backoff overflows"
   | "late by one"
   | "re-arms forever"
+  | "retry clears the dirty mark"
+  | "rounds due times up"
+  | "rounds due times down"
+  | "forget keeps the backoff"
+  | "backoff from the second failure"
+  | "zero delay waits"
+  | "whole delays only"
+  | "falling due refused while shutting down"
   | "depth counts dirty"
   | "latency from the first add"
   | "every add counts"
@@ -60,6 +87,8 @@ export class TimedQueue {
   readonly #states = new Map<unknown, State>();
   readonly #queue: unknown[] = [];
   readonly #counts = new Map<unknown, number>();
+  /** The backoff's own failure counts, used only by `forget keeps the backoff`. */
+  readonly #backoffCounts = new Map<unknown, number>();
   #waits: Wait[] = [];
   #requests = 0;
   #shut = false;
@@ -118,7 +147,7 @@ export class TimedQueue {
     check(item);
     this.#lastCall = this.#clock.now();
     if (this.#shut) return;
-    if (this.#defect !== "add keeps the wait") this.#waits = this.#waits.filter((w) => w.item !== item);
+    if (this.#defect !== "add keeps the wait") this.#waits = this.#waits.filter((w) => !same(w.item, item));
     this.#enter(item);
     this.#arm();
   }
@@ -127,6 +156,13 @@ export class TimedQueue {
     check(item);
     if (typeof delayMs !== "number") throw new TypeError(`not a delay: ${String(delayMs)}`);
     if (!Number.isFinite(delayMs)) throw new RangeError(`not a finite delay: ${delayMs}`);
+    if (this.#defect === "whole delays only" && !Number.isInteger(delayMs)) {
+      throw new RangeError(`not a whole number of milliseconds: ${delayMs}`);
+    }
+    if (delayMs <= 0 && this.#defect === "zero delay waits") {
+      if (!this.#shut) this.#wait(item, 0);
+      return;
+    }
     if (delayMs <= 0) {
       this.add(item);
       return;
@@ -172,9 +208,14 @@ export class TimedQueue {
     const givesUp = count >= this.#maxRetries || this.#shut;
     if (!givesUp || this.#defect === "give-ups count as retries") this.#retries++;
     if (givesUp) return false;
-    const delay = this.#delayOf(count);
-    if (delay > 0) this.#wait(item, delay);
-    else this.add(item);
+    const own = (this.#backoffCounts.get(item) ?? 0) + 1;
+    this.#backoffCounts.set(item, own);
+    const delay = this.#delayOf(this.#defect === "forget keeps the backoff" ? own : count);
+    if (delay <= 0) this.add(item);
+    else if (this.#defect === "retry clears the dirty mark" && this.#states.get(item) === "in flight + dirty") {
+      this.#states.set(item, "in flight");
+      this.#wait(item, delay);
+    } else this.#wait(item, delay);
     return true;
   }
 
@@ -182,6 +223,7 @@ export class TimedQueue {
     check(item);
     this.#lastCall = this.#clock.now();
     this.#counts.delete(item);
+    if (this.#defect !== "forget keeps the backoff") this.#backoffCounts.delete(item);
   }
 
   failures(item: unknown): number {
@@ -203,7 +245,7 @@ export class TimedQueue {
     if (this.#backoff === undefined || this.#defect === "retry ignores backoff") return 0;
     const { baseMs, maxMs } = this.#backoff;
     if (this.#defect === "backoff overflows") return Math.min(maxMs, baseMs * (1 << (count - 1)));
-    let delay = baseMs;
+    let delay = this.#defect === "backoff from the second failure" ? 2 * baseMs : baseMs;
     for (let n = 1; n < count && delay < maxMs; n++) delay *= 2;
     return Math.min(delay, maxMs);
   }
@@ -211,8 +253,10 @@ export class TimedQueue {
   #wait(item: unknown, delayMs: number): void {
     const state = this.#states.get(item);
     if (state === "queued" || state === "in flight + dirty") return;
-    const due = this.#clock.now() + delayMs;
-    const wait = this.#waits.find((w) => w.item === item);
+    const exact = this.#clock.now() + delayMs;
+    const rounded = this.#defect === "rounds due times up" ? Math.ceil(exact) : Math.floor(exact);
+    const due = this.#defect === "rounds due times up" || this.#defect === "rounds due times down" ? rounded : exact;
+    const wait = this.#waits.find((w) => same(w.item, item));
     if (wait === undefined) this.#waits.push({ item, due, order: ++this.#requests });
     else if (due < wait.due || this.#defect === "latest due wins")
       Object.assign(wait, { due, order: ++this.#requests });
@@ -247,9 +291,15 @@ export class TimedQueue {
     const due = this.#waits.filter((w) => (late ? w.due < now : w.due <= now));
     due.sort((a, b) => a.due - b.due || (this.#defect === "ties LIFO" ? b.order - a.order : a.order - b.order));
     this.#waits = this.#waits.filter((w) => !due.includes(w));
-    for (const w of due) this.#enter(w.item);
+    for (const w of due)
+      if (!(this.#shut && this.#defect === "falling due refused while shutting down")) this.#enter(w.item);
     this.#arm();
   }
+}
+
+/** Whether two items are the same item: SameValueZero, as a `Map` compares keys (docs/spec.md §1.1). */
+function same(a: unknown, b: unknown): boolean {
+  return a === b || (Number.isNaN(a) && Number.isNaN(b));
 }
 
 function check(item: unknown): void {
