@@ -23,6 +23,7 @@ export default defineConfig({
       "properties/test/postgres/sleeping.test.ts",
       "properties/test/postgres/connections.test.ts",
       "properties/test/postgres/setup.test.ts",
+      "properties/test/postgres/lease-loop.test.ts",
       "properties/test/postgres/lease-workers.test.ts",
       "properties/test/postgres/batching.test.ts",
       "properties/test/postgres/notifications.test.ts",
