@@ -146,6 +146,56 @@ function gated() {
   return { running, handler, release };
 }
 
+test("bad arguments throw before any worker starts, naming the value", () => {
+  const queue = new FakeQueue(["a"], 3_000);
+  const handler = () => undefined;
+  const start =
+    (options?: unknown, on: unknown = queue, by: unknown = handler) =>
+    () =>
+      runLeaseWorkers(on as LeasedQueue, by as () => void, options as LeaseWorkerOptions);
+  const heartbeat = (got: string) =>
+    new RangeError(`Expected \`heartbeatMs\` to be a positive number below the queue's leaseMs (3000), got ${got}`);
+  expect(start({ heartbeatMs: 3_000 })).toThrow(heartbeat("`3000` (number)"));
+  expect(start({ heartbeatMs: 0 })).toThrow(heartbeat("`0` (number)"));
+  expect(start({ heartbeatMs: -1 })).toThrow(heartbeat("`-1` (number)"));
+  expect(start({ heartbeatMs: Number.NaN })).toThrow(heartbeat("`NaN` (number)"));
+  expect(start({ heartbeatMs: "5" })).toThrow(heartbeat('`"5"` (string)'));
+  const pause = (got: string) =>
+    new RangeError(`Expected \`pauseMs\` to be a non-negative finite number of milliseconds, got ${got}`);
+  expect(start({ pauseMs: -1 })).toThrow(pause("`-1` (number)"));
+  expect(start({ pauseMs: Number.NaN })).toThrow(pause("`NaN` (number)"));
+  expect(start({ pauseMs: Number.POSITIVE_INFINITY })).toThrow(pause("`Infinity` (number)"));
+  expect(start({ concurrency: 0 })).toThrow(
+    new RangeError("Expected `concurrency` to be a positive integer, got `0` (number)"),
+  );
+  expect(start(undefined, { ...queue, leaseMs: 1 })).toThrow(
+    new TypeError(
+      "Expected `queue` to be a PostgresWorkQueue, with take, extend, forget, retry and done, got `[object Object]` (object)",
+    ),
+  );
+  expect(start(undefined, queue, 1)).toThrow(new TypeError("Expected `handler` to be a function, got `1` (number)"));
+  expect(start({ onError: 1 })).toThrow(
+    new TypeError("Expected `onError` to be undefined or a function, got `1` (number)"),
+  );
+  expect(start({ onGiveUp: 1 })).toThrow(
+    new TypeError("Expected `onGiveUp` to be undefined or a function, got `1` (number)"),
+  );
+  expect(start({ signal: 1 })).toThrow(
+    new TypeError("Expected `signal` to be undefined or an AbortSignal, got `1` (number)"),
+  );
+  expect(start(1)).toThrow(
+    new TypeError("Expected `options` to be undefined or an object such as { concurrency: 4 }, got `1` (number)"),
+  );
+  expect(queue.log).toEqual([]); // no worker started
+});
+
+test("the least and the greatest allowed values start the workers", async () => {
+  const queue = new FakeQueue([], 3_000);
+  expect(run(queue, () => undefined, { pauseMs: 0, heartbeatMs: 2_999.5, concurrency: 1 }).outcome).toBe("pending");
+  await settle();
+  expect(queue.log).toEqual(["take"]);
+});
+
 test("each worker takes until take answers undefined and then stops; every item is forgotten and done with its lease", async () => {
   const queue = new FakeQueue(["a", "b", "c"]);
   const handled: [string, number][] = [];
