@@ -7,21 +7,22 @@ import base from "./vitest.config.js";
 // it reports a score, it does not gate.
 
 /**
- * The suites in the order of `include` below, the ones without a database first: a mutant they kill fails within a
- * second, before a suite on the server waits out what the mutant broke (vitest's own order puts the slowest first).
+ * The suites without a database first, then vitest's own order (the suites that failed last time first, then the
+ * slowest): a mutant they kill fails within a second, before a suite on the server waits out what it broke, and
+ * under Stryker a suite that killed the last mutant is tried first on the next.
  */
-class IncludeOrder extends BaseSequencer {
+class WithoutDatabaseFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const rank = (file: TestSpecification) => include.findIndex((path) => file.moduleId.endsWith(path));
-    return [...files].sort((a, b) => rank(a) - rank(b));
+    const sorted = await super.sort(files);
+    const fast = (file: TestSpecification) => withoutDatabase.some((path) => file.moduleId.endsWith(path));
+    return [...sorted.filter(fast), ...sorted.filter((file) => !fast(file))];
   }
 }
 
+const withoutDatabase = ["properties/test/postgres/lease-loop.test.ts", "properties/test/postgres/batch.test.ts"];
+
 const include = [
-  // without a database
-  "properties/test/postgres/lease-loop.test.ts",
-  "properties/test/postgres/batch.test.ts",
-  // on the server
+  ...withoutDatabase,
   "properties/test/postgres/conformance.test.ts",
   "properties/test/postgres/leases.test.ts",
   "properties/test/postgres/concurrency.test.ts",
@@ -46,6 +47,6 @@ export default defineConfig({
     // A mutant that leaves a take waiting fails its test here, well before Stryker's timeout would call it one.
     testTimeout: 10_000,
     include,
-    sequence: { sequencer: IncludeOrder },
+    sequence: { sequencer: WithoutDatabaseFirst },
   },
 });
