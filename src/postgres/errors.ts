@@ -73,10 +73,9 @@ export class DatabaseUnavailableError extends Error {
  */
 function describe(cause: unknown): string {
   const error = cause as { code?: unknown; hostname?: unknown } | null;
-  const message = String(cause instanceof Error ? cause.message : cause)
-    .split("\n", 1)
-    // Stryker disable next-line StringLiteral: equivalent: split with a limit of 1 answers one part, which join leaves as it is
-    .join("");
+  const lines = String(cause instanceof Error ? cause.message : cause).split("\n", 1);
+  // Stryker disable next-line StringLiteral: equivalent: split with a limit of 1 answers one part, which join leaves as it is
+  const message = lines.join("");
   // pg's message is "Invalid URL", with the string redacted: a password must not reach a log either.
   if (error?.code === "ERR_INVALID_URL") return `the connection string is not a valid URL (${message})`;
   // pg reads a connection string without a scheme as a path under the host "base".

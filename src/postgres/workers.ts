@@ -180,7 +180,8 @@ function qualify(queue: unknown, handler: unknown, options: LeaseWorkerOptions |
  */
 async function next(queue: LeasedQueue, settings: Settings, failures: unknown[]): Promise<Lease | undefined> {
   const { signal } = settings;
-  for (;;) {
+  let again: boolean;
+  do {
     try {
       return await queue.take({ signal });
     } catch (error) {
@@ -191,9 +192,10 @@ async function next(queue: LeasedQueue, settings: Settings, failures: unknown[])
       }
       await settings.report(undefined, error);
       // an abort while onError reported fires no more events: the pause would run to its end
-      if (signal?.aborted || !(await pause(settings.pauseMs, signal))) return undefined;
+      again = !signal?.aborted && (await pause(settings.pauseMs, signal));
     }
-  }
+  } while (again);
+  return undefined;
 }
 
 /** Waits `ms`, or less if `signal` aborts; answers whether it waited in full. The signal has not aborted yet. */

@@ -347,41 +347,6 @@ test("the workers' signal stops a waiting worker at once and aborts a running ha
   expect([await queue.size(), await queue.inFlight(), await queue.shuttingDown()]).toEqual([0, 0, false]);
 });
 
-test("bad arguments throw before any worker starts, naming the value", () => {
-  const queue = open(freshName(), 3_000);
-  const handler = () => undefined;
-  expect(() => runLeaseWorkers(queue, handler, { heartbeatMs: 3_000 })).toThrow(
-    new RangeError(
-      "Expected `heartbeatMs` to be a positive number below the queue's leaseMs (3000), got `3000` (number)",
-    ),
-  );
-  expect(() => runLeaseWorkers(queue, handler, { heartbeatMs: 0 })).toThrow(RangeError);
-  expect(() => runLeaseWorkers(queue, handler, { pauseMs: -1 })).toThrow(
-    new RangeError("Expected `pauseMs` to be a non-negative finite number of milliseconds, got `-1` (number)"),
-  );
-  expect(() => runLeaseWorkers(queue, handler, { pauseMs: Number.NaN })).toThrow(RangeError);
-  expect(() => runLeaseWorkers(queue, handler, { pauseMs: 0, signal: AbortSignal.abort() })).not.toThrow();
-  expect(() => runLeaseWorkers(queue, handler, { concurrency: 0 })).toThrow(RangeError);
-  expect(() => runLeaseWorkers({ ...queue, leaseMs: 1 } as unknown as LeasedQueue, handler)).toThrow(
-    new TypeError(
-      "Expected `queue` to be a PostgresWorkQueue, with take, extend, forget, retry and done, got `[object Object]` (object)",
-    ),
-  );
-  expect(() => runLeaseWorkers(queue, 1 as unknown as () => void)).toThrow(
-    new TypeError("Expected `handler` to be a function, got `1` (number)"),
-  );
-  expect(() => runLeaseWorkers(queue, handler, { onError: 1 } as unknown as LeaseWorkerOptions)).toThrow(
-    new TypeError("Expected `onError` to be undefined or a function, got `1` (number)"),
-  );
-  expect(() => runLeaseWorkers(queue, handler, { onGiveUp: 1 } as unknown as LeaseWorkerOptions)).toThrow(
-    new TypeError("Expected `onGiveUp` to be undefined or a function, got `1` (number)"),
-  );
-  expect(() => runLeaseWorkers(queue, handler, { signal: 1 } as unknown as LeaseWorkerOptions)).toThrow(TypeError);
-  expect(() => runLeaseWorkers(queue, handler, 1 as unknown as LeaseWorkerOptions)).toThrow(
-    new TypeError("Expected `options` to be undefined or an object such as { concurrency: 4 }, got `1` (number)"),
-  );
-});
-
 test("for await over the queue takes leases until the queue shut down and nothing is left", async () => {
   const queue = open(freshName());
   for (const key of ["a", "b", "a", "c"]) await queue.add(key);
