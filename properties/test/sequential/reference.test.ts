@@ -7,13 +7,13 @@ import { WorkQueue } from "../../../src/index.js";
 import type { Profile } from "../../core/commands.js";
 import { anyItems } from "../../core/universes.js";
 import { checkConformance } from "../../sequential/check-conformance.js";
-import { expectConforms, runs, seed, shape } from "../settings.js";
+import { expectConforms, replay, runs, seed, shape } from "../settings.js";
 import { verbsOf } from "../subjects.js";
 
 const reference = (options: { maxRetries: number }) => new WorkQueue<unknown>(options);
 
 for (const profile of ["contract", "robust"] satisfies Profile[]) {
-  const options = { profile, seed, shape, items: anyItems, compareMessages: true, shutDown: true };
+  const options = { profile, seed, replay, shape, items: anyItems, compareMessages: true, shutDown: true };
 
   test(`${profile} profile: the reference queue answers as the model does after every call, with few items`, async (ctx) => {
     const report = await checkConformance(reference, { ...options, shape: "few", runs: runs(600) });

@@ -7,11 +7,11 @@ import { expect, test } from "vitest";
 import type { Profile } from "../../core/commands.js";
 import { anyItems } from "../../core/universes.js";
 import { checkConformance } from "../../sequential/check-conformance.js";
-import { expectConforms, runs, seed } from "../settings.js";
+import { expectConforms, replay, runs, seed } from "../settings.js";
 import { timedReference } from "../subjects.js";
 
 for (const profile of ["contract", "robust"] satisfies Profile[]) {
-  const options = { profile, seed, items: anyItems, compareMessages: true, shutDown: true, time: true };
+  const options = { profile, seed, replay, items: anyItems, compareMessages: true, shutDown: true, time: true };
 
   test(`${profile} profile: the reference queue with time answers as the model does after every call, with few items`, async (ctx) => {
     const report = await checkConformance(timedReference, { ...options, shape: "few", runs: runs(600) });
