@@ -23,6 +23,21 @@ const timed = (options: { maxRetries?: number; rateLimiter?: RateLimiter<string>
 };
 
 describe("the reference queue's timer", () => {
+  test("an addAfter due at the same time as the item's wait keeps its place among ties (§17.3: only an earlier one re-ranks)", () => {
+    const model = new WorkQueueModel<string>({ maxRetries: 5 });
+    const { clock, queue } = timed();
+    for (const subject of [queue, model]) {
+      subject.addAfter("x", 5);
+      subject.addAfter("a", 5);
+      subject.addAfter("b", 5);
+      subject.addAfter("a", 5); // the same due time: "a" stays ahead of "b"
+    }
+    clock.advance(5);
+    model.advance(5);
+    expect([queue.get(), queue.get(), queue.get()]).toEqual(["x", "a", "b"]);
+    expect([model.get(), model.get(), model.get()]).toEqual(["x", "a", "b"]);
+  });
+
   test("arms one timer on its clock whatever the number of waiting items, and none once nothing waits", () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.nat(50), fc.integer({ min: 1, max: 30 })), { maxLength: 200 }), (asks) => {
