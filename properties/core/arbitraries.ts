@@ -139,7 +139,10 @@ function logUniform(bits: number): fc.Arbitrary<number> {
   return fc.integer({ min: 0, max: 1 << 12 }).map((x) => Math.max(1, Math.floor(2 ** ((x / (1 << 12)) * bits))));
 }
 
-/** The macro commands of a deep run: bursts of up to ~6,000 items, drains, holds, long cycles and failure streaks. */
+/**
+ * The macro commands of a deep run: bursts of up to ~6,000 items, drains, holds, long cycles, failure streaks and
+ * outages (hundreds of distinct items failing, then failing again).
+ */
 function macro(universe: ItemUniverse): fc.Arbitrary<QueueCommand> {
   const make = (kind: MacroKind, bits: number) =>
     fc
@@ -153,6 +156,8 @@ function macro(universe: ItemUniverse): fc.Arbitrary<QueueCommand> {
     // third more calls per deep run on average than cycles of up to ~23,000, which passed it in 0.3%.
     { weight: 1, arbitrary: make("cycle", 15.5) },
     { weight: 2, arbitrary: make("fail", 10) },
+    // Up to ~700 distinct items failing twice: a third of them more than 64, past a small failure table.
+    { weight: 2, arbitrary: make("outage", 9.5) },
   );
 }
 

@@ -15,7 +15,8 @@ export type MacroKind =
   | "drain" // get and done `count` items, while any is queued
   | "hold" // get `count` items and keep them in flight
   | "cycle" // take the oldest queued item and queue it again, `count` times, every other time by an add while it is in flight: a long steady history
-  | "fail"; // fail one item `count` times in a row — take it, retry it, done it — a long failure streak
+  | "fail" // fail one item `count` times in a row — take it, retry it, done it — a long failure streak
+  | "outage"; // fail `count` distinct items, then each of them again, as when what they need is down: a wide failure table
 
 /** A macro command over the model and the plan, like {@link CallCommand}. Always applicable. */
 export class MacroCommand implements QueueCommand {
@@ -39,7 +40,15 @@ export class MacroCommand implements QueueCommand {
       return "value" in answer ? answer.value : undefined;
     };
     if (this.kind === "fail") {
-      this.streak(model, call, get);
+      this.streak(model, call, get, this.many(this.start), this.count);
+      return;
+    }
+    if (this.kind === "outage") {
+      for (let round = 0; round < 2; round++) {
+        for (let i = 0; i < this.count; i++) {
+          if (!this.streak(model, call, get, this.many(this.start + i), 1)) return;
+        }
+      }
       return;
     }
     for (let i = 0; i < this.count; i++) {
@@ -64,15 +73,20 @@ export class MacroCommand implements QueueCommand {
   }
 
   /**
-   * A failure streak of one item, as a worker that keeps failing on it makes: add it when absent, take items (and
-   * finish the others) until it is handed out, retry it, done it; `count` times, or until it can be neither queued
-   * nor handed out (a shutdown).
+   * A failure streak of `item`, as a worker that keeps failing on it makes: add it when absent, take items (and
+   * finish the others) until it is handed out, retry it, done it; `count` times. Whether it went on to the end,
+   * rather than stopping where the item can be neither queued nor handed out (a shutdown).
    */
-  streak(model: WorkQueueModel<unknown>, call: (operation: Operation) => unknown, get: () => unknown): void {
-    const item = this.many(this.start);
-    for (let i = 0; i < this.count; i++) {
+  streak(
+    model: WorkQueueModel<unknown>,
+    call: (operation: Operation) => unknown,
+    get: () => unknown,
+    item: unknown,
+    count: number,
+  ): boolean {
+    for (let i = 0; i < count; i++) {
       if (model.stateOf(item) === "absent") call({ verb: "add", item });
-      if (model.stateOf(item) === "absent") return;
+      if (model.stateOf(item) === "absent") return false;
       while (model.stateOf(item) === "queued") {
         const got = get();
         if (got !== item) call({ verb: "done", item: got });
@@ -80,11 +94,13 @@ export class MacroCommand implements QueueCommand {
       call({ verb: "retry", item });
       call({ verb: "done", item });
     }
+    return true;
   }
 
   /** The macro, as a shrunk command sequence shows it. */
   toString(): string {
-    const from = this.kind === "burst" ? ` from ${showValue(this.many(this.start))}` : "";
+    const from =
+      this.kind === "burst" || this.kind === "outage" ? ` from ${showValue(this.many(this.start))}` : "";
     return `${this.kind} ×${this.count}${from}`;
   }
 }
