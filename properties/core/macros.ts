@@ -99,8 +99,7 @@ export class MacroCommand implements QueueCommand {
 
   /** The macro, as a shrunk command sequence shows it. */
   toString(): string {
-    const from =
-      this.kind === "burst" || this.kind === "outage" ? ` from ${showValue(this.many(this.start))}` : "";
+    const from = this.kind === "burst" || this.kind === "outage" ? ` from ${showValue(this.many(this.start))}` : "";
     return `${this.kind} ×${this.count}${from}`;
   }
 }
