@@ -16,7 +16,9 @@ export type MacroKind =
   | "hold" // get `count` items and keep them in flight
   | "cycle" // take the oldest queued item and queue it again, `count` times, every other time by an add while it is in flight: a long steady history
   | "fail" // fail one item `count` times in a row — take it, retry it, done it — a long failure streak
-  | "outage"; // fail `count` distinct items, then each of them again, as when what they need is down: a wide failure table
+  | "outage" // fail `count` distinct items, then each of them again, as when what they need is down: a wide failure table
+  | "straggle" // hold one item while `count` others are added, taken and done, then add it again and done it: a slow worker
+  | "resync"; // add every one of the few items, `count + 1` times over, as an informer's resync lists every key again
 
 /** A macro command over the model and the plan, like {@link CallCommand}. Always applicable. */
 export class MacroCommand implements QueueCommand {
@@ -25,6 +27,8 @@ export class MacroCommand implements QueueCommand {
     readonly count: number,
     readonly start: number,
     readonly many: (i: number) => unknown,
+    /** The few items, awkward ones included, that a resync adds. */
+    readonly few: readonly unknown[] = [],
   ) {}
 
   /** Always applicable: a macro that finds nothing to do makes fewer calls. */
@@ -41,6 +45,16 @@ export class MacroCommand implements QueueCommand {
     };
     if (this.kind === "fail") {
       this.streak(model, call, get, this.many(this.start), this.count);
+      return;
+    }
+    if (this.kind === "resync") {
+      // Each of the few items added while it is already queued, in flight or dirty: the add that a queue
+      // deduplicating by `===` or `indexOf` gets wrong for `NaN`.
+      for (let round = 0; round <= this.count; round++) for (const item of this.few) call({ verb: "add", item });
+      return;
+    }
+    if (this.kind === "straggle") {
+      this.straggle(model, call, get);
       return;
     }
     if (this.kind === "outage") {
@@ -95,6 +109,23 @@ export class MacroCommand implements QueueCommand {
       call({ verb: "done", item });
     }
     return true;
+  }
+
+  /**
+   * A slow worker's item: taken (added first when nothing is queued) and held while `count` other items are added,
+   * taken and done, then added again while still held (a change arrives for it) and done at last.
+   */
+  straggle(model: WorkQueueModel<unknown>, call: (operation: Operation) => unknown, get: () => unknown): void {
+    if (model.size === 0) call({ verb: "add", item: this.many(this.start) });
+    if (model.size === 0) return; // shut down: nothing can be taken
+    const held = get();
+    for (let i = 1; i <= this.count; i++) {
+      call({ verb: "add", item: this.many(this.start + i) });
+      const got = get();
+      if (got !== undefined) call({ verb: "done", item: got });
+    }
+    call({ verb: "add", item: held });
+    call({ verb: "done", item: held });
   }
 
   /** The macro, as a shrunk command sequence shows it. */
