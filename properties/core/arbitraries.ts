@@ -16,6 +16,7 @@ import {
 import { MacroCommand, type MacroKind } from "./macros.js";
 import type { Backoff } from "./operation.js";
 import type { ItemUniverse } from "./universes.js";
+import { WorkerStepCommand } from "./worker-step.js";
 
 /**
  * The two shapes of a sequence.
@@ -243,6 +244,7 @@ export function command(
     { weight: 1, arbitrary: tie },
     { weight: 1, arbitrary: advance },
     { weight: 2, arbitrary: toDue },
+    { weight: 4, arbitrary: fc.boolean().map((fails): QueueCommand => new WorkerStepCommand(fails)) },
   );
 }
 
