@@ -186,30 +186,71 @@ export async function checkOverlapping<T>(
   }
   const budget = new ShrinkBudget(qualified.shrinkRuns, "runs", qualified.shrinkTimeMs);
   const start = performance.now();
-  const shrinking = async (drawn: Drawing) => {
-    budget.guard(); // the budget is spent: fast-check stops with the shortest failure so far
+  const replaying = qualified.path !== undefined;
+  const atPath = await runAtPath(runsOf, replaying ? run : charged(run, budget), { seed, path, replaying });
+  // When the budget ran out before fast-check ran the failing run again, or the run passed this time, the survey's
+  // failure is reported as it was, unshrunk.
+  const failing = atPath.failing ?? surveyed;
+  if (failing === undefined) return { verdict: "conforms", ...tally, seed };
+  const { failure, removals } = await removeCalls(failing, run, budget, qualified.removals);
+  const counterexample = counterexampleOf(failure, {
+    path: atPath.path ?? path,
+    shrinks: atPath.shrinks + removals,
+    removals,
+    minimal: atPath.failing !== undefined && budget.stoppedBy === undefined,
+    stoppedBy: budget.stoppedBy,
+    shrinkMs: performance.now() - start,
+  });
+  return { verdict: "does not conform", ...tally, seed, counterexample };
+}
+
+/** `run`, charged to `budget`: once the budget is spent, fast-check stops with the shortest failure so far. */
+function charged(run: (drawn: Drawing) => Promise<void>, budget: ShrinkBudget): (drawn: Drawing) => Promise<void> {
+  return async (drawn) => {
+    budget.guard();
     budget.charge(1);
     await run(drawn);
   };
-  const replaying = qualified.path !== undefined;
-  const details = await fc.check(fc.asyncProperty(runsOf, replaying ? run : shrinking), {
+}
+
+/** What fast-check found running the run at a path again: the failure it shrank to, if the run failed again. */
+interface AtPath {
+  readonly failing?: Failing | undefined;
+  /** fast-check's path of that failure. */
+  readonly path?: string | undefined;
+  /** fast-check's shrinking steps. */
+  readonly shrinks: number;
+}
+
+/**
+ * Runs the run at `path` of the seed with fast-check, which shrinks it when it fails (unless `replaying`: a replay
+ * ends at the failure).
+ *
+ * @throws An error of the queue's factory or of the gate itself; fast-check interrupted by the budget before the
+ * failing run fails without one.
+ */
+async function runAtPath(
+  runsOf: fc.Arbitrary<Drawing>,
+  run: (drawn: Drawing) => Promise<void>,
+  { seed, path, replaying }: { seed: number; path: string; replaying: boolean },
+): Promise<AtPath> {
+  const details = await fc.check(fc.asyncProperty(runsOf, run), {
     seed,
     path,
     ...(replaying ? { endOnFailure: true } : {}),
   });
-  // An error of the queue's factory or of the gate itself is rethrown; fast-check interrupted by the budget before
-  // the failing run fails without one.
-  if (details.failed && !details.interrupted && !(details.errorInstance instanceof Unexplained)) {
-    throw details.errorInstance;
-  }
-  // When the budget ran out before fast-check ran the failing run again, or the run passed this time, the survey's
-  // failure is reported as it was, unshrunk.
-  const shrunk =
-    details.failed && details.errorInstance instanceof Unexplained
-      ? { failure: details.errorInstance, drawn: details.counterexample?.[0] as Drawing }
-      : surveyed;
-  if (shrunk === undefined) return { verdict: "conforms", ...tally, seed };
-  const { failure, removals } = await removeCalls(shrunk, run, budget, qualified.removals);
+  const failure = details.errorInstance;
+  if (details.failed && !details.interrupted && !(failure instanceof Unexplained)) throw failure;
+  if (!details.failed || !(failure instanceof Unexplained)) return { shrinks: details.numShrinks };
+  const failing = { failure, drawn: details.counterexample?.[0] as Drawing };
+  return { failing, path: details.counterexamplePath ?? undefined, shrinks: details.numShrinks };
+}
+
+/** The counterexample of `failure`, with how it was shrunk. */
+function counterexampleOf(
+  failure: Unexplained,
+  shrinking: Pick<OverlapCounterexample, "path" | "shrinks" | "removals" | "minimal" | "stoppedBy" | "shrinkMs">,
+): OverlapCounterexample {
   const { calls, maxRetries, why, round } = failure;
   const shown: OverlapCall[] = calls.map(({ round, call, afterPrevious, answer, invokedAt, answeredAt }) => ({
     round,
@@ -219,19 +260,19 @@ export async function checkOverlapping<T>(
     invokedAt,
     answeredAt,
   }));
-  const counterexample: OverlapCounterexample = {
+  const { stoppedBy, ...shrunk } = shrinking;
+  return {
     detail: `overlapping calls (maxRetries ${maxRetries}): ${why}:\n${showRun(shown)}`,
     maxRetries,
     calls: shown,
     ...(round === undefined ? {} : { round }),
-    path: (shrunk === surveyed ? undefined : details.counterexamplePath) ?? path,
-    shrinks: details.numShrinks + removals,
-    removals,
-    minimal: shrunk !== surveyed && budget.stoppedBy === undefined,
-    ...(budget.stoppedBy === undefined ? {} : { stoppedBy: budget.stoppedBy }),
-    shrinkMs: performance.now() - start,
+    path: shrunk.path,
+    shrinks: shrunk.shrinks,
+    removals: shrunk.removals,
+    minimal: shrunk.minimal,
+    ...(stoppedBy === undefined ? {} : { stoppedBy }),
+    shrinkMs: shrunk.shrinkMs,
   };
-  return { verdict: "does not conform", ...tally, seed, counterexample };
 }
 
 /** A run that failed: its failure, as drawn, and its index in the survey. */
