@@ -1,7 +1,7 @@
 /**
  * Wrong queues of the queue proper (docs/spec.md §2, §5, §9.1): items are handed out oldest first, every queued
- * item is kept however many there are, and `size` counts the queued items. Each mistake reorders, drops or overwrites an
- * item past some capacity, misses the last one, or miscounts.
+ * item is kept however many there are, and `size` counts the queued items. Each mistake reorders the items, drops or
+ * overwrites one past some capacity, misses the last one, or miscounts.
  */
 import { DIRTY, IN_FLIGHT, make, Naive, QUEUED } from "./naive.mjs";
 

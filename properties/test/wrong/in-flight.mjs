@@ -1,7 +1,8 @@
 /**
- * Wrong queues of the in-flight state and its dirty mark (docs/spec.md §2, §4, §5, §6): an item handed out is in flight
- * until its `done`; an `add` while it is in flight marks it dirty instead of queueing it, and its `done` requeues it
- * then, once. Each mistake loses the mark, keeps it too long, or queues the item a second time.
+ * Wrong queues of the in-flight state and its dirty mark (docs/spec.md §2, §4, §5, §6): an item handed out is in
+ * flight until its `done`; an `add` while it is in flight marks it dirty instead of queueing it, and its `done`
+ * requeues it then, once; a `done` of an item not in flight changes nothing (§6.3). Each mistake loses the mark,
+ * keeps it too long, hands out or queues the item a second time, or refuses a `done` that the spec makes safe.
  */
 import { DIRTY, IN_FLIGHT, make, Naive, QUEUED } from "./naive.mjs";
 

@@ -1,7 +1,7 @@
 /**
  * Wrong queues of the failure count (docs/spec.md §7, §8): `retry` counts a failure of its item and gives up when the
- * count reaches `maxRetries`; `forget` resets it; nothing else touches it. Each mistake counts too far, too little,
- * for the wrong item, or forgets what it should not.
+ * count reaches `maxRetries`; `forget` resets it and does nothing else; nothing else touches it. Each mistake gives
+ * up too late or too early, counts for the wrong item, loses counts, or makes `forget` do less or more.
  */
 import { make, Naive } from "./naive.mjs";
 
