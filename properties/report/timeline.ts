@@ -6,7 +6,8 @@
  */
 import { showAnswer } from "../core/render.js";
 import type { HistoryEvent, HistoryViolation } from "../history/check-history.js";
-import type { OverlapCounterexample } from "../overlap/check-overlapping.js";
+import type { OverlapCall } from "../overlap/runs.js";
+import type { Counterexample } from "../sequential/report.js";
 
 /** One bar of a lane: a call from its start to its answer (open-ended when it never answered), or a lease's span. */
 interface Bar {
@@ -50,7 +51,7 @@ h1 { font-size: 18px; }
 .bar.open { border-style: dashed; border-right: none; }
 .bar.violating { border: 2px solid #c62828; background: #fdecea; }
 .axis { margin-left: 126px; color: #6b7280; font-size: 12px; display: flex; justify-content: space-between; }
-pre { background: #f3f4f6; padding: 8px; overflow-x: auto; }
+pre { background: #f3f4f6; padding: 8px; white-space: pre-wrap; overflow-wrap: anywhere; }
 `;
 
 /** Copies the replay line; inline, since the page loads nothing. */
@@ -96,13 +97,33 @@ ${replay}
 }
 
 /**
+ * A failure with overlapping calls, whichever check made them: `checkOverlapping`'s counterexample is one, and so is
+ * any other whose calls carry their round and their logical times.
+ *
+ * @inline
+ */
+export interface OverlapFailure {
+  /** What went wrong, in words. */
+  readonly detail: string;
+  /** The `maxRetries` of the queue. */
+  readonly maxRetries: number;
+  /** The calls, in the order they were made, each with its round, answer and times. */
+  readonly calls: readonly OverlapCall[];
+  /** The round that no order of its calls explains: its calls are outlined. */
+  readonly round?: number | undefined;
+}
+
+/**
  * A failing run of overlapping calls as a timeline page: the calls of a round side by side, one lane per position in
  * the round (the callers that made them at once), each call a bar from when it was made to when its answer was seen
  * on the run's logical clock; the round that no order explains is outlined.
  *
- * @param counterexample - From `checkOverlapping` or `checkConformance`'s overlapping part.
- * @param options - `replay`: the line that replays it (a token or a command line), shown ready to copy.
+ * @param failure - `checkOverlapping`'s counterexample, or any {@link OverlapFailure}.
+ * @param options - `replay`: the line that replays it (a token or a command line), shown ready to copy; `rule`:
+ * the rule it broke, as the page names it (default: `linearizable (§10.8)`).
  * @returns The HTML document.
+ * @throws Error when `failure` has no calls: there is nothing to draw ({@link counterexampleTimeline} answers
+ * `undefined` instead).
  * @public
  * @example
  * ```ts
@@ -114,11 +135,12 @@ ${replay}
  * ```
  */
 export function overlapTimeline(
-  counterexample: OverlapCounterexample,
-  options: { readonly replay?: string | undefined } = {},
+  failure: OverlapFailure,
+  options: { readonly replay?: string | undefined; readonly rule?: string | undefined } = {},
 ): string {
+  if (failure.calls.length === 0) throw new Error(`nothing to draw: the failure has no calls (${failure.detail})`);
   const positions = new Map<number, number>();
-  const bars = counterexample.calls.map((call): Bar => {
+  const bars = failure.calls.map((call): Bar => {
     const position = (positions.get(call.round) ?? 0) + 1;
     positions.set(call.round, position);
     return {
@@ -127,16 +149,48 @@ export function overlapTimeline(
       to: call.answeredAt,
       label: `round ${call.round}: ${call.call} → ${showAnswer(call.answer)}`,
       kind: "call",
-      violating: call.round === counterexample.round,
+      violating: call.round === failure.round,
     };
   });
   return render({
-    title: `Overlapping calls, maxRetries ${counterexample.maxRetries}: no order explains the answers`,
-    rules: [{ rule: "linearizable (§10.8)", message: counterexample.detail }],
+    title: `Overlapping calls, maxRetries ${failure.maxRetries}: no order explains the answers`,
+    rules: [{ rule: options.rule ?? "linearizable (§10.8)", message: failure.detail }],
     bars,
     unit: "(logical clock)",
     replay: options.replay,
   });
+}
+
+/**
+ * A counterexample of `checkConformance` or `checkDriver` as a timeline page, when it has overlapping calls to draw
+ * (`counterexample.overlapping`, §10.8, whichever check made them); the rule is the one it names.
+ *
+ * @param counterexample - A report's counterexample.
+ * @param options - `replay`: the line that replays it, shown ready to copy (default: its token).
+ * @returns The HTML document, or `undefined` when the counterexample has no overlapping calls: a sequence of calls
+ * made one at a time (its numbered steps say all), or a run whose call never answered.
+ * @public
+ * @example
+ * ```ts
+ * import { writeFileSync } from "node:fs";
+ * import { checkConformance, counterexampleTimeline } from "workqueue-spec/properties";
+ *
+ * const report = await checkConformance((options) => new MyAsyncQueue(options));
+ * const page = report.counterexample && counterexampleTimeline(report.counterexample);
+ * if (page !== undefined) writeFileSync("failure.html", page);
+ * ```
+ */
+export function counterexampleTimeline(
+  counterexample: Counterexample,
+  options: { readonly replay?: string | undefined } = {},
+): string | undefined {
+  const calls = counterexample.overlapping ?? [];
+  if (calls.length === 0) return undefined;
+  const { detail, maxRetries, round, invariant } = counterexample;
+  return overlapTimeline(
+    { detail, maxRetries, calls, round },
+    { replay: options.replay ?? counterexample.replay, rule: `${invariant.id} (${invariant.rule})` },
+  );
 }
 
 /** What a history event's bar says: the call and its answer. */
