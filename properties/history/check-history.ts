@@ -120,8 +120,11 @@ export function checkHistory(
     const mine = events.filter((e) => e.key === key);
     const leases = mine.flatMap((e) => (e.op === "lease" ? [e] : [])).sort((a, b) => a.token - b.token);
     const fenced = mine.flatMap((e) => (e.op === "lease" || e.op === "add" ? [] : [e]));
+    // A lease ends at its first done that may have been accepted: a refused one (stale) ended nothing.
     const finishOf = (token: number) =>
-      Math.min(...fenced.filter((e) => e.token === token && e.op === "done").map((e) => e.startedAt));
+      Math.min(
+        ...fenced.filter((e) => e.token === token && e.op === "done" && e.outcome !== "stale").map((e) => e.startedAt),
+      );
     for (const [i, lease] of leases.entries()) {
       const previous = leases[i - 1];
       if (previous?.token === lease.token) {
