@@ -75,3 +75,23 @@ test("text from the history is escaped, never markup: a key with < and & shows a
   expect(html).not.toContain("<b>&");
   expect(html).toContain('class="bar call open violating"'); // never answered, and lost
 });
+
+test("calls of a lane whose labels would run into each other go to rows of their own, a lease's span under its call; a call after the label before it shares the row", () => {
+  const events: HistoryEvent[] = [
+    { op: "add", key: "a", startedAt: 0, endedAt: 1, process: "w" },
+    { op: "lease", key: "a", token: 1, expiresAt: 500, startedAt: 2, endedAt: 3, process: "w" },
+    { op: "add", key: "c", startedAt: 1000, endedAt: 1001, process: "w" },
+  ];
+  const html = historyTimeline(events, []);
+  const tops = [...html.matchAll(/class="bar (call|lease)[^"]*" style="[^"]*top:(\d+)px/g)].map(([, kind, top]) => [
+    kind,
+    Number(top),
+  ]);
+  expect(tops).toEqual([
+    ["call", 4],
+    ["call", 40],
+    ["lease", 60],
+    ["call", 4],
+  ]);
+  expect(html).toContain('<div class="lane" style="min-height:72px">');
+});
