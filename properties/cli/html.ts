@@ -51,7 +51,8 @@ export type Target =
 /**
  * Refuses a page for a run of `target` that can have no failure with overlapping calls to draw: over the protocol,
  * an implementation that does not announce the `concurrent` feature is given one call at a time; in process, a
- * queue whose `get` answers at once (not a promise) is given no overlapping calls (docs/spec.md §10.8).
+ * queue whose `get` answers at once (not a promise) is given no overlapping calls (docs/spec.md §10.8). A factory
+ * that throws is left to the check, which reports it as a breach.
  *
  * @throws UsageError naming `--html` and its value, and why.
  */
@@ -60,7 +61,8 @@ export async function refuseNothingToDraw(page: ClaimedPage, target: Target): Pr
     ? target.features.includes("concurrent")
       ? undefined
       : 'the implementation does not announce the "concurrent" feature, so it is given one call at a time'
-    : (await answersPromises(target.factory, target.time))
+    : // A factory or queue that throws here is refused by the check itself, which says how (exit 3).
+      (await answersPromises(target.factory, target.time).catch(() => true))
       ? undefined
       : "the queue's get answers at once, not a promise, so it is given one call at a time";
   if (why !== undefined) {

@@ -141,6 +141,14 @@ describe("bad input is a usage error naming the value", () => {
     expect(existsSync(file)).toBe(false);
   });
 
+  test("a factory that throws is not taken for a queue with nothing to draw: the check reports it, exit 3", async () => {
+    const file = fresh();
+    const { code, out } = await gate("--html", file, "--module", fixture("factory-throws.mjs"));
+    expect(code).toBe(3);
+    expect(out).toContain(`  no timeline written to ${file}: the check did not reach a verdict\n`);
+    expect(existsSync(file)).toBe(false);
+  });
+
   test("an implementation over the protocol without the concurrent feature: exit 2, naming the file", async () => {
     const file = fresh();
     const python = ["--", "python3", join(root, "examples/python/workqueue.py")];
