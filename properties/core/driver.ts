@@ -70,8 +70,9 @@ export interface Driver {
   readonly lookahead?: number;
   /**
    * The views this implementation could show at all: a report lists as checked without only the views it could
-   * have shown and did not. Protocol v1 carries `size` (`len`), `shuttingDown` and `waiting`, never `inFlight`,
-   * `failures` or the metrics. @defaultValue every view: an in-process queue may offer any
+   * have shown and did not. Protocol v1 carries `size` (`len`), `shuttingDown`, `waiting` and, with `time`, the
+   * metrics (the `metrics` feature), never `inFlight` or `failures`. @defaultValue every view: an in-process queue
+   * may offer any
    */
   readonly offers?: readonly (keyof Views)[];
 }

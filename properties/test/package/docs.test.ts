@@ -1,7 +1,7 @@
 /**
  * The documents say what the code does: docs/protocol.md prints every schema the gate validates with, and the
  * usage the command prints; the documents name the version package.json has; the index of the API docs lists every
- * entry point the package exports; every exchange of its time section is what the model answers.
+ * entry point the package exports; every exchange of its time and metrics sections is what the model answers.
  */
 import { readFileSync } from "node:fs";
 import { expect, test } from "vitest";
@@ -94,27 +94,35 @@ async function modelReply(queue: { model?: WorkQueueModel<string> }, request: Ti
   if (op === "addAfter") model.addAfter(item, request.delayMs as number);
   else if (op === "advance") model.advance(request.ms as number);
   else if (op === "waiting") return { ok: true, waiting: model.waiting };
+  else if (op === "metrics") return { ok: true, metrics: model.metrics() };
   else return replyOf(model, request as CallRequest);
   return { ok: true };
 }
 
-test("every exchange of docs/protocol.md's time section is what the model answers, in valid messages", async () => {
-  const start = protocol.indexOf("\n## Time, in the protocol's words\n");
-  const section = protocol.slice(start, protocol.indexOf("\n## ", start + 1));
-  const exchanges = [...section.matchAll(/^```\n([\s\S]*?)^```$/gm)].map(([, text]) => text as string);
-  expect(exchanges.length).toBeGreaterThanOrEqual(7);
-  const { request: validRequest } = validators();
-  for (const exchange of exchanges) {
-    const lines = exchange.trimEnd().split("\n");
-    const queue: { model?: WorkQueueModel<string> } = {};
-    const printed: string[] = [];
-    const answered: string[] = [];
-    for (let i = 0; i < lines.length; i += 2) {
-      const request = JSON.parse((lines[i] as string).replace(/^→ /, "")) as TimedRequest;
-      expect(validRequest[request.op as keyof typeof validRequest]?.(request), lines[i]).toBe(true);
-      printed.push(lines[i] as string, lines[i + 1] as string);
-      answered.push(lines[i] as string, `← ${JSON.stringify(await modelReply(queue, request))}`);
+test.each([
+  ["Time", 7],
+  ["Metrics", 2],
+])(
+  "every exchange of docs/protocol.md's %s section is what the model answers, in valid messages",
+  async (name, least) => {
+    const start = protocol.indexOf(`\n## ${name}, in the protocol's words\n`);
+    expect(start).toBeGreaterThan(0);
+    const section = protocol.slice(start, protocol.indexOf("\n## ", start + 1));
+    const exchanges = [...section.matchAll(/^```\n([\s\S]*?)^```$/gm)].map(([, text]) => text as string);
+    expect(exchanges.length).toBeGreaterThanOrEqual(least);
+    const { request: validRequest } = validators();
+    for (const exchange of exchanges) {
+      const lines = exchange.trimEnd().split("\n");
+      const queue: { model?: WorkQueueModel<string> } = {};
+      const printed: string[] = [];
+      const answered: string[] = [];
+      for (let i = 0; i < lines.length; i += 2) {
+        const request = JSON.parse((lines[i] as string).replace(/^→ /, "")) as TimedRequest;
+        expect(validRequest[request.op as keyof typeof validRequest]?.(request), lines[i]).toBe(true);
+        printed.push(lines[i] as string, lines[i + 1] as string);
+        answered.push(lines[i] as string, `← ${JSON.stringify(await modelReply(queue, request))}`);
+      }
+      expect(printed, "an exchange of docs/protocol.md is not what the model answers").toEqual(answered);
     }
-    expect(printed, "an exchange of docs/protocol.md is not what the model answers").toEqual(answered);
-  }
-});
+  },
+);
