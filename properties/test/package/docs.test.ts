@@ -8,6 +8,7 @@ import { expect, test } from "vitest";
 import { backoffModel, WorkQueueModel } from "../../../model/index.js";
 import { exitCodes } from "../../cli/exit-codes.js";
 import { usage } from "../../cli/gate.js";
+import { stringItems } from "../../core/universes.js";
 import { type CallRequest, replyOf } from "../../protocol/codec.js";
 import { replySchemas, requestSchemas, validators } from "../../protocol/schema.js";
 
@@ -126,3 +127,13 @@ test.each([
     }
   },
 );
+
+test("docs/protocol.md says the gate never sends a lone surrogate, and its string items hold none", () => {
+  expect(protocol).toContain("the gate never sends a lone surrogate");
+  const items = [...stringItems.few, ...Array.from({ length: 20_000 }, (_, i) => stringItems.many(i))];
+  // A lone surrogate is a high one not followed by a low one, or a low one not after a high one.
+  const lone = items.filter((item) =>
+    /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(String(item)),
+  );
+  expect(lone).toEqual([]);
+});
