@@ -12,6 +12,10 @@ requeues it, `retry` gives up when the failure count reaches `max_retries`, `for
 ends the wait, the earlier of two due times wins, items due together are added in the order they were asked for,
 waiting items still fall due after `shut_down`, and `retry` may back off exponentially (client-go's formula).
 It keeps client-go's work-queue metrics on that clock (docs/spec.md §19, the protocol's "metrics" feature).
+
+With the protocol's "concurrent" feature, a request that carries an "id" runs on a thread of its own, as a real
+caller's would, and its reply carries the same "id"; the one lock around the queue (LOCK) is what makes those calls
+linearizable. Without it, the gate finds the race.
 """
 
 from collections import deque
@@ -20,6 +24,7 @@ import json
 import math
 import os
 import sys
+import threading
 
 QUEUED, IN_FLIGHT, DIRTY = "queued", "in flight", "in flight + dirty"
 
@@ -174,7 +179,9 @@ class WorkQueue:
 ACK = '{"ok":true}'
 REQUEUED = {True: '{"ok":true,"requeued":true}', False: '{"ok":true,"requeued":false}'}
 NOTHING = '{"ok":true,"item":null}'
-HELLO = json.dumps({"ok": True, "name": "python-workqueue", "features": ["len", "shutdown", "time", "metrics"]})
+HELLO = json.dumps(
+    {"ok": True, "name": "python-workqueue", "features": ["len", "shutdown", "time", "metrics", "concurrent"]}
+)
 
 
 class FakeClock:
@@ -308,9 +315,37 @@ def parse(lines):
     return requests
 
 
+LOCK = threading.Lock()  # held by every concurrent call for the whole of its work on the queue
+OUT = threading.Lock()  # held by every write to stdout, so that replies never interleave
+
+
+def write(replies):
+    with OUT:
+        sys.stdout.buffer.write(("\n".join(replies) + "\n").encode())
+        sys.stdout.buffer.flush()
+
+
+def concurrently(request, queue):
+    """Runs a request that carries an "id" on a thread of its own (the "concurrent" feature) and writes its reply,
+    with the same "id", as soon as it is made. The gate sends only calls this way (never hello or new), so the queue
+    stays the same."""
+    request_id = request.pop("id")
+
+    def run():
+        try:
+            with LOCK:
+                reply, _ = answer(request, queue)
+        except Exception as error:  # a bug here must still answer, or the gate waits for this id
+            reply = json.dumps({"ok": False, "error": repr(error)})
+        write([reply[:-1] + ',"id":' + json.dumps(request_id) + "}"])
+
+    threading.Thread(target=run, daemon=True).start()
+
+
 def main():
     """Answers requests in order. Reads whatever input has arrived and writes all its replies at once, so a gate
-    that pipelines its requests is answered with few system calls, and one that waits for each reply gets it."""
+    that pipelines its requests is answered with few system calls, and one that waits for each reply gets it.
+    Requests that carry an "id" are answered by their own threads, in any order."""
     queue = None
     pending = b""
     while True:
@@ -320,11 +355,16 @@ def main():
         *lines, pending = (pending + chunk).split(b"\n")
         replies = []
         for request in parse(lines):
+            if isinstance(request, dict) and "id" in request and queue is not None:
+                if replies:  # the replies to earlier requests go first
+                    write(replies)
+                    replies = []
+                concurrently(request, queue)
+                continue
             reply, queue = answer(request, queue)
             replies.append(reply)
         if replies:
-            sys.stdout.buffer.write(("\n".join(replies) + "\n").encode())
-            sys.stdout.buffer.flush()
+            write(replies)
 
 
 if __name__ == "__main__":

@@ -75,6 +75,13 @@ export interface Driver {
    * may offer any
    */
   readonly offers?: readonly (keyof Views)[];
+  /**
+   * Queues of the same implementation whose calls may overlap: after the sequential runs conform, `checkDriver`
+   * makes runs of overlapping rounds on them and checks them for linearizability ([docs/spec.md §10.8](../../docs/spec.md#§10-invariants)), as
+   * `checkConformance` does for a queue whose calls answer promises. Over protocol v1, the `concurrent` feature.
+   * @defaultValue none: only sequential runs
+   */
+  readonly concurrent?: SubjectFactory<unknown>;
 }
 
 /**

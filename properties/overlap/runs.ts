@@ -132,9 +132,15 @@ export async function makeRun<T>(drawn: Drawing, context: RunContext<T>): Promis
       previous = next;
       answers.push(next);
     }
-    // A round that does not answer in time is a finding about the queue here, not a breach of the driver.
-    await bounded(Promise.all(answers), context.timeoutMs, `round ${r + 1}`).catch((error: unknown) => {
-      throw error instanceof ProtocolBreach && error.kind === "timed out"
+    // A round that does not answer in time is a finding about the queue here, not a breach of the driver; a call
+    // that failed otherwise (a transport's breach) fails the run with its own error.
+    let failed: unknown;
+    const all = Promise.all(answers).catch((error: unknown) => {
+      failed = error;
+      throw error;
+    });
+    await bounded(all, context.timeoutMs, `round ${r + 1}`).catch((error: unknown) => {
+      throw error !== failed && error instanceof ProtocolBreach && error.kind === "timed out"
         ? new OverlapTimeout(`round ${r + 1}`)
         : error;
     });
@@ -151,7 +157,7 @@ function operationOf<T>(
   subject: Subject<T>,
 ): RunCall | undefined {
   if (drawn.verb === "get") return { verb: "get" };
-  if (drawn.verb === "size") return { verb: "size" };
+  if (drawn.verb === "size") return subject.size === undefined ? undefined : { verb: "size" };
   if (drawn.verb === "inFlight") return subject.inFlight === undefined ? undefined : { verb: "inFlight" };
   if (profile === "contract" && (drawn.verb === "done" || drawn.verb === "retry")) {
     if (held.length === 0) return undefined;

@@ -7,9 +7,11 @@
 import { ProtocolBreach } from "../core/breach.js";
 import type { Driver, Observation, Observe } from "../core/driver.js";
 import type { Views } from "../core/invariants.js";
-import type { Answer, Operation } from "../core/operation.js";
+import type { Operation } from "../core/operation.js";
 import { defaultTimeoutMs } from "../core/options.js";
-import { answerFromReply, opening, type Request, replyTo, requestFor, viewRequests } from "./codec.js";
+import { opening, type Request, requestFor, viewRequests } from "./codec.js";
+import { concurrentQueues } from "./concurrent.js";
+import { answerOf, opened } from "./replies.js";
 import { describeErrors, validators } from "./schema.js";
 import { Session } from "./session.js";
 
@@ -51,30 +53,12 @@ export interface ProtocolDriver extends Driver {
    * The features from the `hello` reply: `len` adds a `len` request after every call; `shutdown` adds `shutdown`
    * calls to the sequences, and a `shuttingDown` request after the first call of a run and after every `shutdown`;
    * `time` adds `addAfter` and `advance` calls, a `backoff` to some `new` requests, and a `waiting` request after
-   * every call; `metrics`, with `time`, a `metrics` request after every call (without `time` it is not asked for).
+   * every call; `metrics`, with `time`, a `metrics` request after every call (without `time` it is not asked for);
+   * `concurrent` adds runs of concurrent rounds, requests with an `id` (see {@link Driver.concurrent}).
    */
   readonly features: readonly string[];
   /** Ends the child process and reaps it. */
   close(): Promise<void>;
-}
-
-/**
- * Checks that `reply` is a well-formed answer to `request`, and turns it into an answer: an `ok: false` reply is an
- * error answer, which the model never gives to a well-formed request, so the check reports it as a wrong answer.
- *
- * @throws ProtocolBreach when the reply is malformed.
- */
-function answerOf(request: Request, reply: unknown, session: Session): Answer {
-  if ((reply as { ok?: unknown } | null)?.ok === false && validators().reply.error(reply)) {
-    return answerFromReply(request, reply as object);
-  }
-  const validate = validators().reply[replyTo[request.op]];
-  if (!validate(reply)) {
-    const why = describeErrors(validate.errors);
-    const message = `the reply to ${JSON.stringify(request)} is malformed: ${why}; got ${JSON.stringify(reply)}`;
-    throw new ProtocolBreach("malformed reply", message, session.stderrTail);
-  }
-  return answerFromReply(request, reply as object);
 }
 
 /** A view that a request reads, with the request. */
@@ -149,21 +133,6 @@ export async function connect(
   return protocolDriver(session, hello.name, hello.features, options.pipeline ?? true);
 }
 
-/**
- * Checks the reply to `new`: a queue that cannot be made cannot be checked.
- *
- * @throws ProtocolBreach when the reply is malformed or refuses.
- */
-function opened(request: Request, reply: unknown, session: Session): void {
-  if (answerOf(request, reply, session).kind === "error") {
-    throw new ProtocolBreach(
-      "refused",
-      `refused ${JSON.stringify(request)}: ${JSON.stringify(reply)}`,
-      session.stderrTail,
-    );
-  }
-}
-
 /** The driver over a session that has shaken hands. */
 function protocolDriver(
   session: Session,
@@ -212,6 +181,7 @@ function protocolDriver(
     // Every view protocol v1 can carry: one that a timed implementation did not announce is listed as checked without.
     offers: ["size", "shuttingDown", "waiting", "metrics"],
     close: () => session.close(),
+    ...(features.includes("concurrent") ? { concurrent: concurrentQueues(session, features) } : {}),
     async start(maxRetries, plan, backoff): Promise<Observe> {
       const request = opening(maxRetries, backoff);
       if (!pipeline) {
