@@ -20,6 +20,7 @@ import {
   makeRun,
   type OverlapCall,
   OverlapTimeout,
+  ordersTried,
   showRun,
   Unexplained,
 } from "./runs.js";
@@ -78,6 +79,12 @@ export interface OverlappingOptions {
   readonly path?: string | undefined;
   /** With `path`: how many calls the check removed from that run. @internal */
   readonly removals?: number | undefined;
+  /**
+   * With `path`: how many times the run may be made again until it fails. A race of real threads (protocol v1's
+   * `concurrent` feature) may answer as some order would on one replay and not on the next; the counterexample says
+   * at which replay it failed (`replays`). @defaultValue 1 @internal
+   */
+  readonly attempts?: number | undefined;
 }
 
 /**
@@ -132,6 +139,8 @@ export interface OverlapCounterexample {
   readonly stoppedBy?: ShrinkStop | undefined;
   /** How long shrinking took, in milliseconds. */
   readonly shrinkMs: number;
+  /** Of a replay that may be made several times (`attempts`): the replay that failed, from 1. */
+  readonly replays?: number | undefined;
 }
 
 /** {@link OverlappingOptions} with every default filled: what the check reads. */
@@ -145,6 +154,7 @@ function qualify(options: OverlappingOptions) {
     shrinkRuns: options.shrinkRuns ?? defaultShrinkRuns,
     path: options.path,
     removals: options.removals,
+    attempts: options.attempts ?? 1,
   };
 }
 
@@ -192,11 +202,15 @@ export async function checkOverlapping<T>(
     await run(drawn);
   };
   const replaying = qualified.path !== undefined;
-  const details = await fc.check(fc.asyncProperty(runsOf, replaying ? run : shrinking), {
-    seed,
-    path,
-    ...(replaying ? { endOnFailure: true } : {}),
-  });
+  const check = () =>
+    fc.check(fc.asyncProperty(runsOf, replaying ? run : shrinking), {
+      seed,
+      path,
+      ...(replaying ? { endOnFailure: true } : {}),
+    });
+  let details = await check();
+  let replays = 1;
+  for (; replaying && !details.failed && replays < qualified.attempts; replays++) details = await check();
   // An error of the queue's factory or of the gate itself is rethrown; fast-check interrupted by the budget before
   // the failing run fails without one.
   if (details.failed && !details.interrupted && !(details.errorInstance instanceof Unexplained)) {
@@ -211,6 +225,7 @@ export async function checkOverlapping<T>(
   if (shrunk === undefined) return { verdict: "conforms", ...tally, seed };
   const { failure, removals } = await removeCalls(shrunk, run, budget, qualified.removals);
   const { calls, maxRetries, why, round } = failure;
+  const tried = round === undefined ? [] : ordersTried(calls, maxRetries, round);
   const shown: OverlapCall[] = calls.map(({ round, call, afterPrevious, answer, invokedAt, answeredAt }) => ({
     round,
     call,
@@ -219,8 +234,10 @@ export async function checkOverlapping<T>(
     invokedAt,
     answeredAt,
   }));
+  const attempt =
+    replaying && qualified.attempts > 1 ? `\n  failed at replay ${replays} of up to ${qualified.attempts}` : "";
   const counterexample: OverlapCounterexample = {
-    detail: `overlapping calls (maxRetries ${maxRetries}): ${why}:\n${showRun(shown)}`,
+    detail: `overlapping calls (maxRetries ${maxRetries}): ${why}:\n${showRun(shown)}${showTried(tried, round)}${attempt}`,
     maxRetries,
     calls: shown,
     ...(round === undefined ? {} : { round }),
@@ -230,8 +247,20 @@ export async function checkOverlapping<T>(
     minimal: shrunk !== surveyed && budget.stoppedBy === undefined,
     ...(budget.stoppedBy === undefined ? {} : { stoppedBy: budget.stoppedBy }),
     shrinkMs: performance.now() - start,
+    ...(replaying && qualified.attempts > 1 ? { replays } : {}),
   };
   return { verdict: "does not conform", ...tally, seed, counterexample };
+}
+
+/** How many of the orders tried a report lists; the rest are counted. */
+const ordersShown = 12;
+
+/** The orders tried of the round that no order explains, under the run's calls: each up to its first wrong answer. */
+function showTried(tried: readonly string[], round: number | undefined): string {
+  if (tried.length === 0) return "";
+  const more = tried.length > ordersShown ? `\n    … and ${tried.length - ordersShown} more` : "";
+  const lines = tried.slice(0, ordersShown).map((order) => `\n    ${order}`);
+  return `\n  orders of round ${round} tried (${tried.length}), each up to its first answer the model does not give:${lines.join("")}${more}`;
 }
 
 /** A run that failed: its failure, as drawn, and its index in the survey. */

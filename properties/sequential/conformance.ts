@@ -90,12 +90,18 @@ export async function checkDriver(subject: Driver, options: ConformanceOptions =
 }
 
 /**
- * The options of the overlapping runs of a driver's concurrent queues: their `maxRetries` finite (no transport
- * carries `Infinity`), and a round given twice the timeout, so that a silent implementation is found by the
- * driver's own deadline on each reply, a breach, before the round's.
+ * How many times a replay of a driver's concurrent run is made until it fails: a race of real threads need not
+ * happen on every replay (docs/protocol.md, "Concurrent rounds").
  */
-function overOwnDeadline(options: QualifiedOptions): QualifiedOptions {
-  return { ...options, finiteMaxRetries: true, timeoutMs: 2 * options.timeoutMs };
+export const concurrentReplays = 10;
+
+/**
+ * The options of the overlapping runs of a driver's concurrent queues: their `maxRetries` finite (no transport
+ * carries `Infinity`), a round given twice the timeout, so that a silent implementation is found by the driver's
+ * own deadline on each reply, a breach, before the round's, and a replay made up to {@link concurrentReplays} times.
+ */
+function overOwnDeadline(options: QualifiedOptions): QualifiedOptions & { readonly attempts: number } {
+  return { ...options, finiteMaxRetries: true, timeoutMs: 2 * options.timeoutMs, attempts: concurrentReplays };
 }
 
 /**

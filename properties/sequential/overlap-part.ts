@@ -14,7 +14,7 @@ import { overlapReplay } from "./report.js";
 /** The overlapping runs of a check, or the one run at `path` of a replay. */
 export function overlapping<T>(
   factory: SubjectFactory<T>,
-  options: QualifiedOptions,
+  options: QualifiedOptions & { readonly attempts?: number },
   replay: Pick<Replay, "path" | "removals"> | undefined,
 ): Promise<OverlappingReport> {
   return checkOverlapping(factory, {
@@ -28,6 +28,7 @@ export function overlapping<T>(
     time: options.time,
     path: replay?.path,
     removals: replay?.removals,
+    attempts: options.attempts,
   });
 }
 
