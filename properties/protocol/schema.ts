@@ -167,12 +167,37 @@ export const replySchemas: Readonly<Record<ReplyKind, JsonSchema>> = {
   },
 };
 
+/**
+ * The `id` that a request carries in a concurrent round, and its reply with it (the `concurrent` feature): each is
+ * also valid under the schema of its `op`, or of its kind of reply.
+ *
+ * @internal
+ */
+export const concurrentSchemas: Readonly<Record<"request" | "reply", JsonSchema>> = {
+  request: {
+    $schema: dialect,
+    title: "concurrent request: a call request of add, get, done, retry, forget or len, with an id",
+    type: "object",
+    properties: { op: { enum: ["add", "get", "done", "retry", "forget", "len"] }, id: { type: "integer", minimum: 0 } },
+    required: ["op", "id"],
+  },
+  reply: {
+    $schema: dialect,
+    title: "concurrent reply: the reply to a concurrent request, with its id",
+    type: "object",
+    properties: { id: { type: "integer", minimum: 0 } },
+    required: ["id"],
+  },
+};
+
 /** The compiled validators of every reply and request schema. */
 export interface Validators {
   /** By kind of reply. */
   readonly reply: Readonly<Record<ReplyKind, ValidateFunction>>;
   /** By `op` (for implementations that serve the protocol). */
   readonly request: Readonly<Record<RequestOp, ValidateFunction>>;
+  /** The `id` of a request of a concurrent round, and of its reply. */
+  readonly concurrent: Readonly<Record<"request" | "reply", ValidateFunction>>;
 }
 
 let compiled: Validators | undefined;
@@ -190,7 +215,11 @@ export function validators(): Validators {
     Object.fromEntries(
       Object.entries(schemas).map(([name, schema]) => [name, ajv.compile(schema as object)]),
     ) as Record<K, ValidateFunction>;
-  compiled = { reply: compile(replySchemas), request: compile(requestSchemas) };
+  compiled = {
+    reply: compile(replySchemas),
+    request: compile(requestSchemas),
+    concurrent: compile(concurrentSchemas),
+  };
   return compiled;
 }
 

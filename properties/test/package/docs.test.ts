@@ -8,9 +8,11 @@ import { expect, test } from "vitest";
 import { backoffModel, WorkQueueModel } from "../../../model/index.js";
 import { exitCodes } from "../../cli/exit-codes.js";
 import { usage } from "../../cli/gate.js";
+import type { Operation } from "../../core/operation.js";
 import { stringItems } from "../../core/universes.js";
-import { type CallRequest, replyOf } from "../../protocol/codec.js";
-import { replySchemas, requestSchemas, validators } from "../../protocol/schema.js";
+import { firstUnexplainedRound, type Made } from "../../overlap/runs.js";
+import { answerFromReply, type CallRequest, type Request, replyOf } from "../../protocol/codec.js";
+import { concurrentSchemas, replySchemas, requestSchemas, validators } from "../../protocol/schema.js";
 
 const read = (file: string) => readFileSync(new URL(`../../../${file}`, import.meta.url), "utf8");
 const protocol = read("docs/protocol.md");
@@ -23,6 +25,7 @@ const manifest = JSON.parse(read("package.json")) as {
 test.each([
   ...Object.entries(requestSchemas).map(([op, schema]) => [`\`${op}\` request`, schema] as const),
   ...Object.entries(replySchemas).map(([kind, schema]) => [`\`${kind}\` reply`, schema] as const),
+  ...Object.entries(concurrentSchemas).map(([kind, schema]) => [`concurrent ${kind}`, schema] as const),
 ])("docs/protocol.md prints the %s schema as the gate validates it", (heading, schema) => {
   expect(protocol).toContain(`#### ${heading}\n\n\`\`\`json\n${JSON.stringify(schema, null, 2)}\n\`\`\``);
 });
@@ -136,4 +139,42 @@ test("docs/protocol.md says the gate never sends a lone surrogate, and its strin
     /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(String(item)),
   );
   expect(lone).toEqual([]);
+});
+
+test("the exchange of docs/protocol.md's concurrent rounds is valid and linearizable, as the gate checks it", () => {
+  const start = protocol.indexOf("\n## Concurrent rounds\n");
+  const section = protocol.slice(start, protocol.indexOf("\n## ", start + 1));
+  const [exchange = ""] = [...section.matchAll(/^```\n([\s\S]*?)^```$/gm)].map(([, text]) => text as string);
+  const { request: validRequest } = validators();
+  const { request: isConcurrent, reply: isTagged } = validators().concurrent;
+  const lines = exchange.trimEnd().split("\n");
+  const opening = JSON.parse((lines[0] as string).slice(2)) as { maxRetries: number };
+  const requests = new Map<number, { request: Request; round: number; invokedAt: number }>();
+  const made: Made[] = [];
+  let [round, clock, replying] = [0, 0, true];
+  for (const line of lines.slice(2)) {
+    const message = JSON.parse(line.slice(2)) as Request & { id: number };
+    if (line.startsWith("→")) {
+      if (replying) round++;
+      replying = false;
+      expect(validRequest[message.op]?.(message), line).toBe(true);
+      expect(isConcurrent(message), line).toBe(true);
+      requests.set(message.id, { request: message, round, invokedAt: clock++ });
+      continue;
+    }
+    replying = true;
+    expect(isTagged(message), line).toBe(true);
+    const asked = requests.get(message.id);
+    if (asked === undefined) throw new Error(`a reply to no request: ${line}`);
+    const { op, item } = asked.request as { op: string; item?: string };
+    const operation = op === "len" ? { verb: "size" as const } : ({ verb: op, item } as Operation);
+    const answer = answerFromReply(asked.request, message);
+    made.push({ ...asked, call: op, afterPrevious: false, answer, answeredAt: clock++, operation });
+  }
+  expect(made).toHaveLength(6);
+  expect(firstUnexplainedRound(made, opening.maxRetries)).toBeUndefined();
+  // The first round's get answering "a" too, as a racy queue's might, leaves the second round's "a" unexplained.
+  const first = made.find((m) => m.call === "get" && m.round === 1) as Made;
+  const wrong = made.map((m) => (m === first ? { ...m, answer: { kind: "value" as const, value: "a" } } : m));
+  expect(firstUnexplainedRound(wrong, opening.maxRetries)).toBe(2);
 });
