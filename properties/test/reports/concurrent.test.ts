@@ -48,9 +48,13 @@ test("the racy twin is rejected under §10.8 with at most 4 calls, the orders tr
   expect(replayed.counterexample.detail).toMatch(/failed at replay \d+ of up to 10/);
 });
 
-test("a concurrent reply that carries an id no request has is a breach, exit code 3", async () => {
-  const { code, out } = await gate("--runs", "5", "--", ...racy, "wrong-id");
-  expect(out).toContain("a reply must carry the id of a request awaiting one");
+test.each([
+  ["carries an id no request has", "wrong-id", "a reply must carry the id of a request awaiting one"],
+  ["is not JSON", "not-json", "a reply to a request with an id is not JSON"],
+  ["never comes", "silent", 'no reply to {"op":'],
+])("a concurrent reply that %s is a breach, exit code 3", async (_, mode, said) => {
+  const { code, out } = await gate("--runs", "5", "--timeout", "500", "--", ...racy, mode as string);
+  expect(out).toContain(said);
   expect(code).toBe(3);
 });
 
