@@ -196,34 +196,78 @@ export async function checkOverlapping<T>(
   }
   const budget = new ShrinkBudget(qualified.shrinkRuns, "runs", qualified.shrinkTimeMs);
   const start = performance.now();
-  const shrinking = async (drawn: Drawing) => {
-    budget.guard(); // the budget is spent: fast-check stops with the shortest failure so far
+  const replaying = qualified.path !== undefined;
+  const again = () => runAtPath(runsOf, replaying ? run : charged(run, budget), { seed, path, replaying });
+  let atPath = await again();
+  // A replay that passes is made again, up to its attempts: a race need not happen every time.
+  let replays = 1;
+  for (; replaying && atPath.failing === undefined && replays < qualified.attempts; replays++) atPath = await again();
+  // When the budget ran out before fast-check ran the failing run again, or the run passed this time, the survey's
+  // failure is reported as it was, unshrunk.
+  const failing = atPath.failing ?? surveyed;
+  if (failing === undefined) return { verdict: "conforms", ...tally, seed };
+  const { failure, removals } = await removeCalls(failing, run, budget, qualified.removals);
+  const counterexample = counterexampleOf(failure, {
+    path: atPath.path ?? path,
+    shrinks: atPath.shrinks + removals,
+    removals,
+    minimal: atPath.failing !== undefined && budget.stoppedBy === undefined,
+    stoppedBy: budget.stoppedBy,
+    shrinkMs: performance.now() - start,
+    ...(replaying && qualified.attempts > 1 ? { replays: { replays, attempts: qualified.attempts } } : {}),
+  });
+  return { verdict: "does not conform", ...tally, seed, counterexample };
+}
+
+/** `run`, charged to `budget`: once the budget is spent, fast-check stops with the shortest failure so far. */
+function charged(run: (drawn: Drawing) => Promise<void>, budget: ShrinkBudget): (drawn: Drawing) => Promise<void> {
+  return async (drawn) => {
+    budget.guard();
     budget.charge(1);
     await run(drawn);
   };
-  const replaying = qualified.path !== undefined;
-  const check = () =>
-    fc.check(fc.asyncProperty(runsOf, replaying ? run : shrinking), {
-      seed,
-      path,
-      ...(replaying ? { endOnFailure: true } : {}),
-    });
-  let details = await check();
-  let replays = 1;
-  for (; replaying && !details.failed && replays < qualified.attempts; replays++) details = await check();
-  // An error of the queue's factory or of the gate itself is rethrown; fast-check interrupted by the budget before
-  // the failing run fails without one.
-  if (details.failed && !details.interrupted && !(details.errorInstance instanceof Unexplained)) {
-    throw details.errorInstance;
-  }
-  // When the budget ran out before fast-check ran the failing run again, or the run passed this time, the survey's
-  // failure is reported as it was, unshrunk.
-  const shrunk =
-    details.failed && details.errorInstance instanceof Unexplained
-      ? { failure: details.errorInstance, drawn: details.counterexample?.[0] as Drawing }
-      : surveyed;
-  if (shrunk === undefined) return { verdict: "conforms", ...tally, seed };
-  const { failure, removals } = await removeCalls(shrunk, run, budget, qualified.removals);
+}
+
+/** What fast-check found running the run at a path again: the failure it shrank to, if the run failed again. */
+interface AtPath {
+  readonly failing?: Failing | undefined;
+  /** fast-check's path of that failure. */
+  readonly path?: string | undefined;
+  /** fast-check's shrinking steps. */
+  readonly shrinks: number;
+}
+
+/**
+ * Runs the run at `path` of the seed with fast-check, which shrinks it when it fails (unless `replaying`: a replay
+ * ends at the failure).
+ *
+ * @throws An error of the queue's factory or of the gate itself; fast-check interrupted by the budget before the
+ * failing run fails without one.
+ */
+async function runAtPath(
+  runsOf: fc.Arbitrary<Drawing>,
+  run: (drawn: Drawing) => Promise<void>,
+  { seed, path, replaying }: { seed: number; path: string; replaying: boolean },
+): Promise<AtPath> {
+  const details = await fc.check(fc.asyncProperty(runsOf, run), {
+    seed,
+    path,
+    ...(replaying ? { endOnFailure: true } : {}),
+  });
+  const failure = details.errorInstance;
+  if (details.failed && !details.interrupted && !(failure instanceof Unexplained)) throw failure;
+  if (!details.failed || !(failure instanceof Unexplained)) return { shrinks: details.numShrinks };
+  const failing = { failure, drawn: details.counterexample?.[0] as Drawing };
+  return { failing, path: details.counterexamplePath ?? undefined, shrinks: details.numShrinks };
+}
+
+/** The counterexample of `failure`, with how it was shrunk. */
+function counterexampleOf(
+  failure: Unexplained,
+  shrinking: Pick<OverlapCounterexample, "path" | "shrinks" | "removals" | "minimal" | "stoppedBy" | "shrinkMs"> & {
+    readonly replays?: { readonly replays: number; readonly attempts: number };
+  },
+): OverlapCounterexample {
   const { calls, maxRetries, why, round } = failure;
   const tried = round === undefined ? [] : ordersTried(calls, maxRetries, round);
   const shown: OverlapCall[] = calls.map(({ round, call, afterPrevious, answer, invokedAt, answeredAt }) => ({
@@ -234,22 +278,21 @@ export async function checkOverlapping<T>(
     invokedAt,
     answeredAt,
   }));
-  const attempt =
-    replaying && qualified.attempts > 1 ? `\n  failed at replay ${replays} of up to ${qualified.attempts}` : "";
-  const counterexample: OverlapCounterexample = {
+  const { stoppedBy, replays, ...shrunk } = shrinking;
+  const attempt = replays === undefined ? "" : `\n  failed at replay ${replays.replays} of up to ${replays.attempts}`;
+  return {
     detail: `overlapping calls (maxRetries ${maxRetries}): ${why}:\n${showRun(shown)}${showTried(tried, round)}${attempt}`,
     maxRetries,
     calls: shown,
     ...(round === undefined ? {} : { round }),
-    path: (shrunk === surveyed ? undefined : details.counterexamplePath) ?? path,
-    shrinks: details.numShrinks + removals,
-    removals,
-    minimal: shrunk !== surveyed && budget.stoppedBy === undefined,
-    ...(budget.stoppedBy === undefined ? {} : { stoppedBy: budget.stoppedBy }),
-    shrinkMs: performance.now() - start,
-    ...(replaying && qualified.attempts > 1 ? { replays } : {}),
+    path: shrunk.path,
+    shrinks: shrunk.shrinks,
+    removals: shrunk.removals,
+    minimal: shrunk.minimal,
+    ...(stoppedBy === undefined ? {} : { stoppedBy }),
+    shrinkMs: shrunk.shrinkMs,
+    ...(replays === undefined ? {} : { replays: replays.replays }),
   };
-  return { verdict: "does not conform", ...tally, seed, counterexample };
 }
 
 /** How many of the orders tried a report lists; the rest are counted. */

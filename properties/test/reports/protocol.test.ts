@@ -20,7 +20,7 @@ const python = ["python3", join(root, "examples/python/workqueue.py")];
 const serve = (name: string) => [
   "node",
   join(root, "dist/properties/protocol/serve-module.js"),
-  join(root, "properties/test/wrong/queues.mjs"),
+  join(root, "properties/test/wrong/all.mjs"),
   name,
 ];
 const broken = (mode: string, pidFile?: string) => [
