@@ -61,6 +61,8 @@ export async function shrink(
   const { replay } = options;
   let broken: { error: unknown } | undefined;
   // Made once the survey is over, its look-ahead runs read: only the work of shrinking is charged to it.
+  /** Whether the failing run passed when fast-check made it again; `undefined` until it was made. */
+  let passedAgain: boolean | undefined;
   const budget = new ShrinkBudget(options.shrinkCalls, "calls", options.shrinkTimeMs);
   const verifyOptions = { compareMessages: options.compareMessages, coverage: options.coverage };
   const property = fc.asyncProperty(runsFrom(options, replay?.replayPath), async (input) => {
@@ -82,6 +84,7 @@ export async function shrink(
     if (replay !== undefined && tally.runs === 0) tally.run(plan);
     else tally.shrinking(plan);
     budget.charge(plan.length);
+    passedAgain ??= violation === undefined; // the first run is the failing one, made again
     if (violation !== undefined) throw new ViolationError(violation);
   });
   const path = replay?.path ?? String(surveyed?.failing);
@@ -105,7 +108,7 @@ export async function shrink(
       shrinkCommands: tally.shrinkCommands,
     };
     const again = tokenOf(options, { path, replayPath: "", removals: 0, minimal: false });
-    const detail = details.interrupted ? violation.detail : `${violation.detail}${onceMore}`;
+    const detail = passedAgain === true ? `${violation.detail}${onceMore}` : violation.detail;
     return { ...violation, detail, ...unshrunk, replay: again };
   }
   if (!(details.errorInstance instanceof ViolationError)) throw details.errorInstance;
