@@ -45,8 +45,13 @@ export async function checkConformance<T>(
   return composed(report, await overlapping(factory, qualified, undefined), qualified);
 }
 
-/** Whether a fresh queue's `get` answers a promise: a queue that does is asynchronous, and its calls may overlap. */
-async function answersPromises<T>(factory: SubjectFactory<T>, time: boolean): Promise<boolean> {
+/**
+ * Whether a fresh queue's `get` answers a promise: a queue that does is asynchronous, and its calls may overlap;
+ * `checkConformance` then makes overlapping calls, unless its `overlapping` option says otherwise.
+ *
+ * @internal
+ */
+export async function answersPromises<T>(factory: SubjectFactory<T>, time: boolean): Promise<boolean> {
   const subject = await factory({ maxRetries: 1, ...(time ? { clock: new ClockModel() } : {}) });
   const answer = subject.get();
   if (!isThenable(answer)) return false;

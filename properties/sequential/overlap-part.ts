@@ -80,6 +80,7 @@ export function composed(
       minimal: found.minimal,
     }),
     overlapping: found.calls,
+    ...(found.round === undefined ? {} : { round: found.round }),
   };
   return { ...report, verdict: "does not conform", counterexample };
 }
