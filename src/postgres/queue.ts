@@ -156,7 +156,7 @@ export interface PostgresWorkQueueOptions {
 }
 
 /** What a call with a lease answered: its row, whose `answer` is `ok`, `stale`, `requeued` or `gave up`. */
-type Answer = Record<string, unknown> | undefined;
+type Answer = Record<string, unknown>;
 
 /** What a waiting call's look found: its answer, or when to look again at the latest. */
 type Look<V> =
@@ -219,8 +219,11 @@ function assertPositive(name: string, ms: unknown): asserts ms is number {
  * `retry`s and `forget`s made while one of their kind is in flight go out together as the next statement, each
  * answering its own result (§20.1). What a handler may assume is in §20.7: an item is processed at least once, and
  * never by two live leases at once; a holder that stalls past its lease can still be running when another worker
- * gets the item, so writes downstream should carry the token. Not supported yet: rate limiters other than the
- * exponential backoff, and metrics (§20.11). The tables must exist: call {@link migrate} first.
+ * gets the item, so writes downstream should carry the token. With a `metrics` sink (§20.17) it counts what its
+ * own calls did — adds, retries, queue and work durations, stale calls — and reads the queue's gauges (depth,
+ * unfinished work, longest running, expired leases) from the database in one statement when the sink asks, adding
+ * no statement to any call. Not supported yet: rate limiters other than the exponential backoff (§20.11). The
+ * tables must exist: call {@link migrate} first.
  *
  * @public
  * @example
@@ -277,11 +280,12 @@ export class PostgresWorkQueue {
    */
   readonly #adds = new Batcher<string, undefined>(async (items) => {
     const [item] = items;
-    const [row] =
+    const [row] = (
       items.length === 1
         ? await this.#call("add", "add($1, $2, $3) changed", [this.name, item, this.#now()])
-        : await this.#call("add", "add_many($1, $2, $3) changed", [this.name, [...new Set(items)], this.#now()]);
-    if (this.#sink !== undefined) for (let n = Number(row?.changed); n > 0; n--) this.#sink.add();
+        : await this.#call("add", "add_many($1, $2, $3) changed", [this.name, [...new Set(items)], this.#now()])
+    ) as [Record<string, unknown>]; // either function answers one row
+    if (this.#sink !== undefined) for (let n = Number(row.changed); n > 0; n--) this.#sink.add();
     return items.map(() => undefined);
   });
   /** The dones that arrive while one is in flight go out together; each answers `ok` or `stale`. One alone is `done`. */
@@ -434,7 +438,7 @@ export class PostgresWorkQueue {
           this.#now(),
           ...after,
         ]);
-        return [row];
+        return [row as Answer]; // the function answers one row
       }
       const items = leases.map((each) => each.item);
       const tokens = leases.map((each) => each.token);
@@ -655,7 +659,7 @@ export class PostgresWorkQueue {
    */
   async done(lease: Lease): Promise<void> {
     const row = await this.#finish(this.#dones, "done", lease);
-    const worked = row?.worked_ms;
+    const worked = row.worked_ms;
     // §19.4: a done that ended a lease; null for a lease a version 2 schema handed out, whose start is unknown
     if (typeof worked === "number") this.#sink?.observeWorkDuration(worked);
   }
@@ -664,7 +668,7 @@ export class PostgresWorkQueue {
   async #finish(calls: Batcher<Lease, Answer>, verb: string, lease: Lease): Promise<Answer> {
     assertLease(lease);
     const row = await calls.call(lease);
-    if (row?.answer === "stale") throw this.#stale(verb, lease);
+    if (row.answer === "stale") throw this.#stale(verb, lease);
     return row;
   }
 
@@ -683,7 +687,7 @@ export class PostgresWorkQueue {
    *   superseded or was done throws {@link StaleLeaseError} (§20.4): call `retry` and `forget` before `done`.
    */
   async retry(lease: Lease): Promise<boolean> {
-    const requeued = (await this.#finish(this.#retries, "retry", lease))?.answer === "requeued";
+    const requeued = (await this.#finish(this.#retries, "retry", lease)).answer === "requeued";
     if (requeued) this.#sink?.retry(); // §19.7
     return requeued;
   }
