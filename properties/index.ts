@@ -27,7 +27,7 @@ export { conformanceTests, type TestsOptions } from "./report/conformance-tests.
 export { lifecycleTests } from "./report/lifecycle-tests.js";
 export { formatLifecycleReport } from "./report/lifecycle-text.js";
 export { formatReport } from "./report/text.js";
-export { historyTimeline, overlapTimeline } from "./report/timeline.js";
+export { counterexampleTimeline, historyTimeline, overlapTimeline } from "./report/timeline.js";
 export { checkConformance } from "./sequential/check-conformance.js";
 export { checkDriver } from "./sequential/conformance.js";
 export type { ConformanceOptions } from "./sequential/options.js";

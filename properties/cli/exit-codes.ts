@@ -19,7 +19,7 @@ export const exitCodeHelp = `exit codes:
   0  conforms
   1  does not conform (the counterexample is printed)
   2  usage error: a bad option or replay token, a command or module that cannot be started or loaded, a --junit
-     file that cannot be written
+     or --html file that cannot be written, --html for a run that makes no overlapping calls
   3  the implementation broke the protocol or could not be driven: it crashed, timed out, printed a malformed
      reply or exited early; in process, its factory or a view threw, the queue threw when read (a revoked
      Proxy), a call never settled, or a verb is missing

@@ -20,6 +20,7 @@ const gateOptions = {
   time: { type: "boolean" },
   json: { type: "boolean" },
   junit: { type: "string" },
+  html: { type: "string" },
   module: { type: "string" },
   version: { type: "boolean" },
 } as const;
@@ -50,6 +51,7 @@ export function parseGate(argv: readonly string[]) {
     module: values.module,
     json: values.json ?? false,
     junit: values.junit,
+    html: values.html,
     pipeline: !(values.lockstep ?? false),
     shutDown,
     time,

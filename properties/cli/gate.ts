@@ -22,6 +22,7 @@ import { type ConformanceOptions, replayOptionsOf } from "../sequential/options.
 import { checkReplay, oneLine, UsageError } from "./args.js";
 import { exitCodeHelp, exitCodes, failureOf } from "./exit-codes.js";
 import { checkReplayFirst, type GateOptions, parseGate, replayCommand, replayNames, salvage } from "./gate-options.js";
+import { claimPage, refuseNothingToDraw, type Target, writePage } from "./html.js";
 
 export const usage = `usage: workqueue-conformance [options] -- <command> [args…]
        workqueue-conformance [options] --module <file>
@@ -52,6 +53,10 @@ options:
                              time too (over the protocol, the "time" feature decides)
   --json                     print the outcome as JSON instead of text
   --junit FILE               also write the outcome as JUnit XML to FILE
+  --html FILE                when overlapping calls fail, also write the failure to FILE as a timeline: a
+                             self-contained HTML page (no network, no script from elsewhere); the gate says when
+                             it writes none. Refused for a run that makes no overlapping calls: over the
+                             protocol, without the "concurrent" feature; in process, a get that answers no promise
   --version                  print the version of workqueue-spec
   -h, --help                 print this help
 
@@ -93,6 +98,8 @@ async function open(options: GateOptions): Promise<{
   described: string;
   check: ConformanceOptions;
   protocol: boolean;
+  /** What decides whether the run can make overlapping calls, for `--html`. */
+  target: Target;
   /** A module's factory, which `checkConformance` checks, overlapping calls included (docs/spec.md §10.8). */
   factory?: SubjectFactory<unknown>;
 }> {
@@ -106,6 +113,7 @@ async function open(options: GateOptions): Promise<{
       described: `${options.module}, in process`,
       check: options.check,
       protocol: false,
+      target: { protocol: false, factory, time: options.time },
       factory,
     };
   }
@@ -122,6 +130,7 @@ async function open(options: GateOptions): Promise<{
     driver,
     described: `${driver.name} (${options.command.join(" ")}) over protocol v1, ${how}${features}`,
     protocol: true,
+    target: { protocol: true, features: driver.features },
     check,
   };
 }
@@ -162,23 +171,6 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
     io.out(`${"version" in options ? version() : usage}\n`);
     return exitCodes.conforms;
   }
-  if (options.junit !== undefined) {
-    // Before anything starts: a report that cannot be written is a usage error, not one found after the check.
-    const unwritable = await writeJunit(options.junit, "").then(
-      () => undefined,
-      (error: UsageError) => error,
-    );
-    if (unwritable !== undefined) {
-      const outcome = {
-        target: options.module ?? options.command.join(" "),
-        profile: options.check.profile,
-        error: { kind: "usage error", message: unwritable.message } as const,
-        durationMs: 0,
-        exitCode: exitCodes["usage error"],
-      };
-      return finish(outcome, { json: options.json, junit: undefined }, io);
-    }
-  }
   const start = performance.now();
   const outcome = (result: Pick<GateOutcome, "report" | "breach" | "error">, exitCode: number): GateOutcome => ({
     target: options.module ?? options.command.join(" "),
@@ -187,11 +179,26 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
     durationMs: performance.now() - start,
     exitCode,
   });
+  // Before anything starts: a report that cannot be written is a usage error, not one found after the check.
+  const refused = (error: UsageError) => error;
+  const junit =
+    options.junit === undefined ? undefined : await writeJunit(options.junit, "").then(() => undefined, refused);
+  const claimed =
+    junit !== undefined || options.html === undefined ? junit : await claimPage(options.html).catch(refused);
+  if (claimed instanceof UsageError) {
+    const error = { kind: "usage error", message: claimed.message } as const;
+    return finish(
+      { ...outcome({ error }, exitCodes["usage error"]), durationMs: 0 },
+      { json: options.json, junit: junit === undefined ? options.junit : undefined },
+      io,
+    );
+  }
   let opened: Awaited<ReturnType<typeof open>> | undefined;
   let result: GateOutcome;
   try {
     checkReplayFirst(options);
     opened = await open(options);
+    if (claimed !== undefined) await refuseNothingToDraw(claimed, opened.target);
     const checked = {
       ...opened.check,
       timeoutMs: options.timeoutMs,
@@ -212,7 +219,10 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
   }
   if (!options.json && opened !== undefined) io.out(`workqueue-conformance: ${opened.described}\n`);
   const replay = (token: string) => replayCommand(options, token);
-  return finish(result, { ...options, replay }, io, opened?.protocol === true);
+  const code = await finish(result, { ...options, replay }, io, opened?.protocol === true);
+  const said = claimed === undefined ? undefined : await writePage(result, claimed, replay);
+  if (said !== undefined) (options.json ? io.err : io.out)(`  ${said}\n`);
+  return code;
 }
 
 /** {@link failureOf} as the gate's outcome: a breach keeps its error, for its kind and stderr tail. */
@@ -262,7 +272,9 @@ interface Output {
 /** Prints the outcome in the chosen format, writes the JUnit file if asked, and returns the exit code. */
 async function finish(outcome: GateOutcome, options: Output, io: Io, protocol = false): Promise<number> {
   const { report, breach, error } = outcome;
-  const lines = protocol && report?.counterexample !== undefined ? protocolLines(report.counterexample) : undefined;
+  // A run of concurrent rounds is no sequence of requests and replies: its rounds are in the detail.
+  const found = report?.counterexample;
+  const lines = protocol && found !== undefined && found.overlapping === undefined ? protocolLines(found) : undefined;
   if (options.junit !== undefined) await writeJunit(options.junit, toJunit(outcome));
   if (options.json) {
     io.out(`${JSON.stringify(toJson(outcome, lines), null, 2)}\n`);

@@ -149,12 +149,15 @@ function keyLog(key: string, events: readonly HistoryEvent[]): KeyLog {
 
 /**
  * A token handed out twice, and a lease handed out while the one before it was live: until the start of its first
- * `done`, or its expiry, whichever came first.
+ * `done` that was not refused, or its expiry, whichever came first.
  */
 function leaseViolations({ key, leases, fenced }: KeyLog, tolerance: number): HistoryViolation[] {
   const violations: HistoryViolation[] = [];
+  // A lease ends at its first done that may have been accepted: a refused one (stale) ended nothing.
   const finishOf = (token: number) =>
-    Math.min(...fenced.filter((e) => e.token === token && e.op === "done").map((e) => e.startedAt));
+    Math.min(
+      ...fenced.filter((e) => e.token === token && e.op === "done" && e.outcome !== "stale").map((e) => e.startedAt),
+    );
   for (const [i, lease] of leases.entries()) {
     const previous = leases[i - 1];
     if (previous?.token === lease.token) {

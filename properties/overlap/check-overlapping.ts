@@ -20,6 +20,7 @@ import {
   makeRun,
   type OverlapCall,
   OverlapTimeout,
+  ordersTried,
   showRun,
   Unexplained,
 } from "./runs.js";
@@ -78,6 +79,12 @@ export interface OverlappingOptions {
   readonly path?: string | undefined;
   /** With `path`: how many calls the check removed from that run. @internal */
   readonly removals?: number | undefined;
+  /**
+   * With `path`: how many times the run may be made again until it fails. A race of real threads (protocol v1's
+   * `concurrent` feature) may answer as some order would on one replay and not on the next; the counterexample says
+   * at which replay it failed (`replays`). @defaultValue 1 @internal
+   */
+  readonly attempts?: number | undefined;
 }
 
 /**
@@ -132,6 +139,8 @@ export interface OverlapCounterexample {
   readonly stoppedBy?: ShrinkStop | undefined;
   /** How long shrinking took, in milliseconds. */
   readonly shrinkMs: number;
+  /** Of a replay that may be made several times (`attempts`): the replay that failed, from 1. */
+  readonly replays?: number | undefined;
 }
 
 /** {@link OverlappingOptions} with every default filled: what the check reads. */
@@ -145,6 +154,7 @@ function qualify(options: OverlappingOptions) {
     shrinkRuns: options.shrinkRuns ?? defaultShrinkRuns,
     path: options.path,
     removals: options.removals,
+    attempts: options.attempts ?? 1,
   };
 }
 
@@ -187,7 +197,11 @@ export async function checkOverlapping<T>(
   const budget = new ShrinkBudget(qualified.shrinkRuns, "runs", qualified.shrinkTimeMs);
   const start = performance.now();
   const replaying = qualified.path !== undefined;
-  const atPath = await runAtPath(runsOf, replaying ? run : charged(run, budget), { seed, path, replaying });
+  const again = () => runAtPath(runsOf, replaying ? run : charged(run, budget), { seed, path, replaying });
+  let atPath = await again();
+  // A replay that passes is made again, up to its attempts: a race need not happen every time.
+  let replays = 1;
+  for (; replaying && atPath.failing === undefined && replays < qualified.attempts; replays++) atPath = await again();
   // When the budget ran out before fast-check ran the failing run again, or the run passed this time, the survey's
   // failure is reported as it was, unshrunk.
   const failing = atPath.failing ?? surveyed;
@@ -200,6 +214,7 @@ export async function checkOverlapping<T>(
     minimal: atPath.failing !== undefined && budget.stoppedBy === undefined,
     stoppedBy: budget.stoppedBy,
     shrinkMs: performance.now() - start,
+    ...(replaying && qualified.attempts > 1 ? { replays: { replays, attempts: qualified.attempts } } : {}),
   });
   return { verdict: "does not conform", ...tally, seed, counterexample };
 }
@@ -249,9 +264,12 @@ async function runAtPath(
 /** The counterexample of `failure`, with how it was shrunk. */
 function counterexampleOf(
   failure: Unexplained,
-  shrinking: Pick<OverlapCounterexample, "path" | "shrinks" | "removals" | "minimal" | "stoppedBy" | "shrinkMs">,
+  shrinking: Pick<OverlapCounterexample, "path" | "shrinks" | "removals" | "minimal" | "stoppedBy" | "shrinkMs"> & {
+    readonly replays?: { readonly replays: number; readonly attempts: number };
+  },
 ): OverlapCounterexample {
   const { calls, maxRetries, why, round } = failure;
+  const tried = round === undefined ? [] : ordersTried(calls, maxRetries, round);
   const shown: OverlapCall[] = calls.map(({ round, call, afterPrevious, answer, invokedAt, answeredAt }) => ({
     round,
     call,
@@ -260,9 +278,10 @@ function counterexampleOf(
     invokedAt,
     answeredAt,
   }));
-  const { stoppedBy, ...shrunk } = shrinking;
+  const { stoppedBy, replays, ...shrunk } = shrinking;
+  const attempt = replays === undefined ? "" : `\n  failed at replay ${replays.replays} of up to ${replays.attempts}`;
   return {
-    detail: `overlapping calls (maxRetries ${maxRetries}): ${why}:\n${showRun(shown)}`,
+    detail: `overlapping calls (maxRetries ${maxRetries}): ${why}:\n${showRun(shown)}${showTried(tried, round)}${attempt}`,
     maxRetries,
     calls: shown,
     ...(round === undefined ? {} : { round }),
@@ -272,7 +291,19 @@ function counterexampleOf(
     minimal: shrunk.minimal,
     ...(stoppedBy === undefined ? {} : { stoppedBy }),
     shrinkMs: shrunk.shrinkMs,
+    ...(replays === undefined ? {} : { replays: replays.replays }),
   };
+}
+
+/** How many of the orders tried a report lists; the rest are counted. */
+const ordersShown = 12;
+
+/** The orders tried of the round that no order explains, under the run's calls: each up to its first wrong answer. */
+function showTried(tried: readonly string[], round: number | undefined): string {
+  if (tried.length === 0) return "";
+  const more = tried.length > ordersShown ? `\n    … and ${tried.length - ordersShown} more` : "";
+  const lines = tried.slice(0, ordersShown).map((order) => `\n    ${order}`);
+  return `\n  orders of round ${round} tried (${tried.length}), each up to its first answer the model does not give:${lines.join("")}${more}`;
 }
 
 /** A run that failed: its failure, as drawn, and its index in the survey. */

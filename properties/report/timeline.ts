@@ -6,7 +6,8 @@
  */
 import { showAnswer } from "../core/render.js";
 import type { HistoryEvent, HistoryViolation } from "../history/check-history.js";
-import type { OverlapCounterexample } from "../overlap/check-overlapping.js";
+import type { OverlapCall } from "../overlap/runs.js";
+import type { Counterexample } from "../sequential/report.js";
 
 /** One bar of a lane: a call from its start to its answer (open-ended when it never answered), or a lease's span. */
 interface Bar {
@@ -41,22 +42,56 @@ h1 { font-size: 18px; }
 .rule { border-left: 4px solid #c62828; padding: 4px 10px; margin: 8px 0; background: #fdecea; }
 .rule b { color: #c62828; }
 .lanes { position: relative; margin-top: 16px; }
-.lane { display: flex; align-items: stretch; border-top: 1px solid #e3e6ec; min-height: 34px; }
+.lane { display: flex; align-items: stretch; border-top: 1px solid #e3e6ec; }
 .name { width: 120px; flex: none; padding: 8px 6px; font-weight: 600; }
 .track { position: relative; flex: 1; }
-.bar { position: absolute; height: 18px; top: 4px; box-sizing: border-box; border-radius: 3px; padding: 0 4px;
+.bar { position: absolute; height: 18px; box-sizing: border-box; border-radius: 3px; padding: 0 4px;
   font-size: 12px; line-height: 18px; white-space: nowrap; overflow: visible; background: #dbe7fb; border: 1px solid #5b8bd9; }
-.bar.lease { top: 24px; height: 8px; background: #c8e6c9; border-color: #43a047; padding: 0; }
+.bar.lease { height: 8px; background: #c8e6c9; border-color: #43a047; padding: 0; }
 .bar.open { border-style: dashed; border-right: none; }
 .bar.violating { border: 2px solid #c62828; background: #fdecea; }
 .axis { margin-left: 126px; color: #6b7280; font-size: 12px; display: flex; justify-content: space-between; }
-pre { background: #f3f4f6; padding: 8px; overflow-x: auto; }
+pre { background: #f3f4f6; padding: 8px; white-space: pre-wrap; overflow-wrap: anywhere; }
 `;
 
 /** Copies the replay line; inline, since the page loads nothing. */
 const script = `document.querySelector("button.copy")?.addEventListener("click", () => {
   navigator.clipboard.writeText(document.querySelector("pre.replay").textContent);
 });`;
+
+/** The height of a row of a lane: a call's bar, and a lease's span under it. */
+const rowPx = 36;
+
+/**
+ * The width of a call's label in percent of the axis, estimated for a track about 900 px wide (12 px text, about
+ * 6.6 px a character): the page is laid out before any browser measures it, so a wider window only adds room.
+ */
+function labelPercent(label: string): number {
+  return ((label.length * 6.6 + 10) / 900) * 100;
+}
+
+/**
+ * The row of each bar of one lane, so that no call's bar or label runs into another call's: a call goes to the first
+ * row where the calls placed so far end (label included) before it starts, earliest call first; a lease's span
+ * goes under the call that handed it out (the bar before it).
+ */
+function stacked(bars: readonly Bar[], percent: (time: number) => number, last: number): Map<Bar, number> {
+  const rows = new Map<Bar, number>();
+  const ends: number[] = [];
+  const calls = bars.filter((bar) => bar.kind === "call").sort((a, b) => a.from - b.from);
+  for (const call of calls) {
+    const left = percent(call.from);
+    const end = Math.max(percent(call.to ?? last), left + labelPercent(call.label));
+    const row = ends.findIndex((rowEnd) => rowEnd <= left);
+    const placed = row < 0 ? ends.length : row;
+    ends[placed] = end;
+    rows.set(call, placed);
+  }
+  bars.forEach((bar, i) => {
+    if (bar.kind === "lease") rows.set(bar, rows.get(bars[i - 1] as Bar) ?? 0);
+  });
+  return rows;
+}
 
 /** Renders `page` as a self-contained HTML document. */
 function render(page: Page): string {
@@ -68,15 +103,17 @@ function render(page: Page): string {
   const percent = (time: number) => ((time - first) / span) * 100;
   const lanes = [...new Set(page.bars.map((bar) => bar.lane))];
   const rows = lanes.map((lane) => {
-    const bars = page.bars
-      .filter((bar) => bar.lane === lane)
-      .map((bar) => {
-        const left = percent(bar.from);
-        const width = Math.max(percent(bar.to ?? last) - left, 0.6);
-        const classes = ["bar", bar.kind, bar.to === undefined ? "open" : "", bar.violating ? "violating" : ""];
-        return `<div class="${classes.filter((c) => c !== "").join(" ")}" style="left:${left.toFixed(3)}%;width:${width.toFixed(3)}%" title="${escapeHtml(bar.label)}">${bar.kind === "call" ? escapeHtml(bar.label) : ""}</div>`;
-      });
-    return `<div class="lane"><div class="name">${escapeHtml(lane)}</div><div class="track">${bars.join("")}</div></div>`;
+    const mine = page.bars.filter((bar) => bar.lane === lane);
+    const rowOf = stacked(mine, percent, last);
+    const bars = mine.map((bar) => {
+      const left = percent(bar.from);
+      const width = Math.max(percent(bar.to ?? last) - left, 0.6);
+      const top = (rowOf.get(bar) ?? 0) * rowPx + (bar.kind === "call" ? 4 : 24);
+      const classes = ["bar", bar.kind, bar.to === undefined ? "open" : "", bar.violating ? "violating" : ""];
+      return `<div class="${classes.filter((c) => c !== "").join(" ")}" style="left:${left.toFixed(3)}%;width:${width.toFixed(3)}%;top:${top}px" title="${escapeHtml(bar.label)}">${bar.kind === "call" ? escapeHtml(bar.label) : ""}</div>`;
+    });
+    const height = (Math.max(0, ...rowOf.values()) + 1) * rowPx;
+    return `<div class="lane" style="min-height:${height}px"><div class="name">${escapeHtml(lane)}</div><div class="track">${bars.join("")}</div></div>`;
   });
   const rules = page.rules.map((r) => `<div class="rule"><b>${escapeHtml(r.rule)}</b>: ${escapeHtml(r.message)}</div>`);
   const replay =
@@ -96,13 +133,33 @@ ${replay}
 }
 
 /**
+ * A failure with overlapping calls, whichever check made them: `checkOverlapping`'s counterexample is one, and so is
+ * any other whose calls carry their round and their logical times.
+ *
+ * @inline
+ */
+export interface OverlapFailure {
+  /** What went wrong, in words. */
+  readonly detail: string;
+  /** The `maxRetries` of the queue. */
+  readonly maxRetries: number;
+  /** The calls, in the order they were made, each with its round, answer and times. */
+  readonly calls: readonly OverlapCall[];
+  /** The round that no order of its calls explains: its calls are outlined. */
+  readonly round?: number | undefined;
+}
+
+/**
  * A failing run of overlapping calls as a timeline page: the calls of a round side by side, one lane per position in
  * the round (the callers that made them at once), each call a bar from when it was made to when its answer was seen
  * on the run's logical clock; the round that no order explains is outlined.
  *
- * @param counterexample - From `checkOverlapping` or `checkConformance`'s overlapping part.
- * @param options - `replay`: the line that replays it (a token or a command line), shown ready to copy.
+ * @param failure - `checkOverlapping`'s counterexample, or any {@link OverlapFailure}.
+ * @param options - `replay`: the line that replays it (a token or a command line), shown ready to copy; `rule`:
+ * the rule it broke, as the page names it (default: `linearizable (§10.8)`).
  * @returns The HTML document.
+ * @throws Error when `failure` has no calls: there is nothing to draw ({@link counterexampleTimeline} answers
+ * `undefined` instead).
  * @public
  * @example
  * ```ts
@@ -114,11 +171,12 @@ ${replay}
  * ```
  */
 export function overlapTimeline(
-  counterexample: OverlapCounterexample,
-  options: { readonly replay?: string | undefined } = {},
+  failure: OverlapFailure,
+  options: { readonly replay?: string | undefined; readonly rule?: string | undefined } = {},
 ): string {
+  if (failure.calls.length === 0) throw new Error(`nothing to draw: the failure has no calls (${failure.detail})`);
   const positions = new Map<number, number>();
-  const bars = counterexample.calls.map((call): Bar => {
+  const bars = failure.calls.map((call): Bar => {
     const position = (positions.get(call.round) ?? 0) + 1;
     positions.set(call.round, position);
     return {
@@ -127,16 +185,48 @@ export function overlapTimeline(
       to: call.answeredAt,
       label: `round ${call.round}: ${call.call} → ${showAnswer(call.answer)}`,
       kind: "call",
-      violating: call.round === counterexample.round,
+      violating: call.round === failure.round,
     };
   });
   return render({
-    title: `Overlapping calls, maxRetries ${counterexample.maxRetries}: no order explains the answers`,
-    rules: [{ rule: "linearizable (§10.8)", message: counterexample.detail }],
+    title: `Overlapping calls, maxRetries ${failure.maxRetries}: no order explains the answers`,
+    rules: [{ rule: options.rule ?? "linearizable (§10.8)", message: failure.detail }],
     bars,
     unit: "(logical clock)",
     replay: options.replay,
   });
+}
+
+/**
+ * A counterexample of `checkConformance` or `checkDriver` as a timeline page, when it has overlapping calls to draw
+ * (`counterexample.overlapping`, §10.8, whichever check made them); the rule is the one it names.
+ *
+ * @param counterexample - A report's counterexample.
+ * @param options - `replay`: the line that replays it, shown ready to copy (default: its token).
+ * @returns The HTML document, or `undefined` when the counterexample has no overlapping calls: a sequence of calls
+ * made one at a time (its numbered steps say all), or a run whose call never answered.
+ * @public
+ * @example
+ * ```ts
+ * import { writeFileSync } from "node:fs";
+ * import { checkConformance, counterexampleTimeline } from "workqueue-spec/properties";
+ *
+ * const report = await checkConformance((options) => new MyAsyncQueue(options));
+ * const page = report.counterexample && counterexampleTimeline(report.counterexample);
+ * if (page !== undefined) writeFileSync("failure.html", page);
+ * ```
+ */
+export function counterexampleTimeline(
+  counterexample: Counterexample,
+  options: { readonly replay?: string | undefined } = {},
+): string | undefined {
+  const calls = counterexample.overlapping ?? [];
+  if (calls.length === 0) return undefined;
+  const { detail, maxRetries, round, invariant } = counterexample;
+  return overlapTimeline(
+    { detail, maxRetries, calls, round },
+    { replay: options.replay ?? counterexample.replay, rule: `${invariant.id} (${invariant.rule})` },
+  );
 }
 
 /** What a history event's bar says: the call and its answer. */
@@ -155,6 +245,7 @@ function labelOf(event: HistoryEvent): string {
  *
  * @param events - The history, as given to `checkHistory`.
  * @param violations - What `checkHistory` found in it (an empty list draws the history alone).
+ * @param options - `replay`: the line that runs it again (the test's command, say), shown ready to copy.
  * @returns The HTML document.
  * @public
  * @example
@@ -166,7 +257,11 @@ function labelOf(event: HistoryEvent): string {
  * if (violations.length > 0) writeFileSync("history.html", historyTimeline(events, violations));
  * ```
  */
-export function historyTimeline(events: readonly HistoryEvent[], violations: readonly HistoryViolation[]): string {
+export function historyTimeline(
+  events: readonly HistoryEvent[],
+  violations: readonly HistoryViolation[],
+  options: { readonly replay?: string | undefined } = {},
+): string {
   const shown = new Set(violations.flatMap((v) => v.events));
   const laneOf = (event: HistoryEvent) => event.process ?? "all calls";
   const bars: Bar[] = [];
@@ -196,5 +291,6 @@ export function historyTimeline(events: readonly HistoryEvent[], violations: rea
     rules: violations,
     bars,
     unit: "ms",
+    replay: options.replay,
   });
 }

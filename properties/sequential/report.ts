@@ -104,6 +104,8 @@ export interface Counterexample {
    * answer; `steps` is then empty and `detail` shows the calls round by round.
    */
   readonly overlapping?: readonly OverlapCall[] | undefined;
+  /** With `overlapping`: the round that no order of its calls explains; absent when a call never answered. */
+  readonly round?: number | undefined;
 }
 
 /**

@@ -60,6 +60,17 @@ test("two live leases: a second lease handed out before the first ended or expir
   );
 });
 
+test("two live leases: a refused done ends no lease, so a lease handed out after it and before the expiry is a second", () => {
+  const refused = [add("a", 0), lease("a", 1, 10, 500), call("done", "a", 1, 20, "stale"), ...success("a", 2, 30)];
+  const violations = checkHistory(refused, { maxRetries: 3, toleranceMs: 0 });
+  expect(violations.map((v) => [v.rule, v.message])).toEqual([
+    ["two live leases", "a: token 2 was handed out at 31, while token 1 was live until 500"],
+  ]);
+  // A done whose answer was lost may have been accepted: it may have ended the lease.
+  const lost = [add("a", 0), lease("a", 1, 10, 500), call("done", "a", 1, 20), ...success("a", 2, 30)];
+  expect(rules(lost)).toEqual([]);
+});
+
 test("token reused: one token handed out twice for a key", () => {
   expect(rules([add("a", 0), ...success("a", 1, 10), ...success("a", 1, 50)])).toContain("token reused");
 });

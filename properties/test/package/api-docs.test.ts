@@ -64,7 +64,8 @@ test("workqueue-spec/properties exports the checks, the test helpers, connect, s
     [
       ...["checkConformance", "checkDriver", "checkOverlapping", "checkLifecycle", "checkHistory"],
       ...["conformanceTests", "lifecycleTests", "TestsOptions", "connect", "ProtocolDriver", "serve"],
-      ...["formatReport", "formatLifecycleReport", "overlapTimeline", "historyTimeline", "stringItems"],
+      ...["formatReport", "formatLifecycleReport", "overlapTimeline", "historyTimeline", "counterexampleTimeline"],
+      "stringItems",
       ...["ConformanceOptions", "ConformanceReport", "Subject", "SubjectOptions", "Driver"],
       ...["OverlappingOptions", "OverlappingReport", "LifecycleOptions", "LifecycleReport", "LifecycleSubject"],
       "HistoryEvent",

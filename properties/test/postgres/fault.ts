@@ -2,20 +2,22 @@
  * One run of the multi-process fault test (docs/spec.md §20.7): worker processes (fixtures/fault-worker.mjs) on one
  * PostgreSQL queue, this process adding keys (again while they are in flight), handlers that fail at random or
  * outlive their lease, workers killed with SIGKILL in the middle of their work and replaced, and a live worker's
- * connection terminated. Every call and answer is logged with its token and times, and checkHistory
- * (properties/history/) judges the history. Bounded: it stops by itself.
+ * connection terminated. Every call and answer is logged with its token, times and process, and checkHistory
+ * (properties/history/) judges the history; when it finds a violation, the history is written as a timeline page
+ * (`page`), one lane per process. Bounded: it stops by itself.
  *
  * One case is not left to chance: a holder that takes a lease, adds its item again while it is in flight, and dies
  * (§20.3: the expiry must requeue the item, which serves that add). A random kill lands in such an add too rarely,
  * and on a loaded machine not at all; so every run stages it (see `abandon`).
  */
 import { type ChildProcess, fork } from "node:child_process";
-import { appendFileSync, mkdtempSync, readFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type pg from "pg";
 import { PostgresWorkQueue } from "../../../src/postgres/index.js";
 import { checkHistory, type HistoryEvent, type HistoryViolation } from "../../history/check-history.js";
+import { historyTimeline } from "../../report/timeline.js";
 import { databaseUrl, freshName } from "./database.js";
 
 const worker = new URL("../fixtures/fault-worker.mjs", import.meta.url).pathname;
@@ -41,6 +43,8 @@ export interface FaultRun {
   readonly left: readonly [number, number];
   /** The item of the staged holder that added it again while in flight and died. */
   readonly abandoned: string;
+  /** When a rule broke: the history drawn as a timeline page (historyTimeline), written to this file. */
+  readonly page: string | undefined;
 }
 
 /** How long the staged holder's lease lasts: long enough that its add lands while it is live on a loaded machine. */
@@ -61,10 +65,12 @@ async function abandon(pool: pg.Pool, schema: string, name: string, log: string)
       throw new Error("the fault run's staged holder got no lease within 10 s: an add while in flight never arose");
     }
     const { item: key, token, expiresAt } = lease;
-    appendFileSync(log, `${JSON.stringify({ op: "lease", key, token, expiresAt, startedAt, endedAt: Date.now() })}\n`);
+    const logged = { op: "lease", key, token, expiresAt, startedAt, endedAt: Date.now(), process: "holder" };
+    appendFileSync(log, `${JSON.stringify(logged)}\n`);
     const addedAt = Date.now();
     await holder.add(key);
-    appendFileSync(log, `${JSON.stringify({ op: "add", key, startedAt: addedAt, endedAt: Date.now() })}\n`);
+    const add = { op: "add", key, startedAt: addedAt, endedAt: Date.now(), process: "holder" };
+    appendFileSync(log, `${JSON.stringify(add)}\n`);
     return key;
   } finally {
     await holder.close();
@@ -118,7 +124,8 @@ export async function faultRun(pool: pg.Pool, schema: string): Promise<FaultRun>
       for (const key of keys.slice(round * 10)) {
         const startedAt = Date.now();
         await queue.add(key);
-        appendFileSync(log, `${JSON.stringify({ op: "add", key, startedAt, endedAt: Date.now() })}\n`);
+        const add = { op: "add", key, startedAt, endedAt: Date.now(), process: "producer" };
+        appendFileSync(log, `${JSON.stringify(add)}\n`);
         await sleep(20);
       }
       const backends = await pool.query(
@@ -151,6 +158,8 @@ export async function faultRun(pool: pg.Pool, schema: string): Promise<FaultRun>
   );
   const { events, handlings } = readHistory(log);
   const violations = checkHistory(events, { maxRetries, toleranceMs: 50 });
+  const page = violations.length === 0 ? undefined : join(dirname(log), "history.html");
+  if (page !== undefined) writeFileSync(page, historyTimeline(events, violations));
   const figures = {
     processes: started,
     keys: keys.length,
@@ -161,5 +170,5 @@ export async function faultRun(pool: pg.Pool, schema: string): Promise<FaultRun>
     handlings,
     violations: violations.length,
   };
-  return { violations, figures, left: [await queue.size(), await queue.inFlight()], abandoned };
+  return { violations, figures, left: [await queue.size(), await queue.inFlight()], abandoned, page };
 }

@@ -13,7 +13,7 @@ describe("the reference schema", () => {
   test("workers killed mid-handler and cut off from the database lose nothing, and no rule of §20.7 breaks", async () => {
     const run = await faultRun(pool, schema);
     console.log(`fault test: ${JSON.stringify(run.figures)}`);
-    expect(run.violations).toEqual([]);
+    expect(run.violations, `the history as a timeline: ${run.page}`).toEqual([]);
     expect(run.left).toEqual([0, 0]);
     expect(run.figures.kills).toBeGreaterThan(5);
     expect(run.abandoned).toMatch(/^ns\/key-/); // the staged holder's item was requeued by its expiry and handled
@@ -42,7 +42,7 @@ for (const [defectName, rule] of caught) {
     test(`checkHistory names "${rule}" from the fault test's history`, async () => {
       const run = await faultRun(pool, schema);
       console.log(
-        `${defect.name}: ${JSON.stringify(run.figures)}, ${run.violations.filter((v) => v.rule === rule).length} of them "${rule}"`,
+        `${defect.name}: ${JSON.stringify(run.figures)}, ${run.violations.filter((v) => v.rule === rule).length} of them "${rule}"; the history as a timeline: ${run.page}`,
       );
       expect(run.violations.map((v) => v.rule)).toContain(rule);
       if (rule === "lost") {

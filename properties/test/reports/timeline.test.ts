@@ -4,68 +4,17 @@
  * by playwright-core): the lanes, the outlined calls, the rule and the replay line are on the page, and it asks
  * the network for nothing.
  */
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import { showAnswer } from "../../core/render.js";
 import { checkHistory, type HistoryEvent } from "../../history/check-history.js";
 import { checkOverlapping } from "../../overlap/check-overlapping.js";
 import { historyTimeline, overlapTimeline } from "../../report/timeline.js";
 import { GetReadsThenTakes } from "../wrong/async.js";
+import { screenshots, useBrowser } from "./browser.js";
 
-/** Debian's Chromium (`apt-get install chromium`), which `.ci/run` installs when it is missing. */
-const executablePath = process.env.WORKQUEUE_CHROMIUM ?? "/usr/bin/chromium";
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!existsSync(executablePath)) {
-    throw new Error(
-      `no Chromium at ${executablePath}: install Debian's (apt-get install chromium) or set WORKQUEUE_CHROMIUM to a Chromium binary`,
-    );
-  }
-  browser = await chromium.launch({
-    executablePath,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-  });
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
-
-/** The one browser global the test reads (the project type-checks without the DOM library). */
-interface BrowserWindow {
-  getComputedStyle(element: unknown): { readonly borderTopColor: string };
-}
-
-/** Renders `html` in a fresh page; answers what the page shows and every request it tried to make. */
-async function rendered(html: string, screenshot: string) {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 500 } });
-  const requests: string[] = [];
-  page.on("request", (request) => requests.push(request.url()));
-  await page.setContent(html, { waitUntil: "load" });
-  const shown = {
-    title: await page.locator("h1").textContent(),
-    lanes: await page.locator(".lane .name").allTextContents(),
-    rules: await page.locator(".rule").allTextContents(),
-    outlined: await page.locator(".bar.violating").evaluateAll((bars) => bars.map((bar) => bar.getAttribute("title"))),
-    outlineColour: await page
-      .locator(".bar.violating")
-      .first()
-      .evaluate((bar) => (globalThis as unknown as BrowserWindow).getComputedStyle(bar).borderTopColor),
-    bars: await page.locator(".bar").count(),
-    replay:
-      (await page.locator("pre.replay").count()) === 0 ? undefined : await page.locator("pre.replay").textContent(),
-  };
-  await page.screenshot({ path: screenshot, fullPage: true });
-  await page.close();
-  return { ...shown, requests };
-}
-
-/** Where the screenshots go: a fresh folder, or `WORKQUEUE_SCREENSHOTS` (docs/images makes the README's). */
-const folder = process.env.WORKQUEUE_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), "timeline-"));
+const { rendered } = useBrowser();
 
 test("an overlapping-call failure renders with a lane per caller, the unexplained round outlined, §10.8 named and the replay line", async () => {
   const report = await checkOverlapping((options) => new GetReadsThenTakes(options), { runs: 100, seed: 1 });
@@ -75,7 +24,7 @@ test("an overlapping-call failure renders with a lane per caller, the unexplaine
   const replay = `checkOverlapping(factory, { seed: ${report.seed}, path: "${found.path}" })`;
   const html = overlapTimeline(found, { replay });
   expect(html).not.toMatch(/<script[^>]+src|<link|https?:\/\//);
-  const screenshot = join(folder, "timeline-overlap.png");
+  const screenshot = join(screenshots, "timeline-overlap.png");
   const page = await rendered(html, screenshot);
   expect(page.requests).toEqual([]);
   expect(page.title).toContain("no order explains the answers");
@@ -104,7 +53,7 @@ test("a history with two live leases renders a lane per process, the leases as s
   const violations = checkHistory(events, { maxRetries: 3, toleranceMs: 0 });
   expect(violations.map((v) => v.rule)).toEqual(["two live leases"]);
   const html = historyTimeline(events, violations);
-  const page = await rendered(html, join(folder, "timeline-history.png"));
+  const page = await rendered(html, join(screenshots, "timeline-history.png"));
   expect(page.requests).toEqual([]);
   expect(page.title).toBe("A history of 6 calls: 1 violation");
   expect(page.lanes).toEqual(["producer", "worker 1", "worker 2"]);
@@ -125,4 +74,24 @@ test("text from the history is escaped, never markup: a key with < and & shows a
   expect(html).toContain("add(&#60;b&#62;&#38;&#34;&#39;)");
   expect(html).not.toContain("<b>&");
   expect(html).toContain('class="bar call open violating"'); // never answered, and lost
+});
+
+test("calls of a lane whose labels would run into each other go to rows of their own, a lease's span under its call; a call after the label before it shares the row", () => {
+  const events: HistoryEvent[] = [
+    { op: "add", key: "a", startedAt: 0, endedAt: 1, process: "w" },
+    { op: "lease", key: "a", token: 1, expiresAt: 500, startedAt: 2, endedAt: 3, process: "w" },
+    { op: "add", key: "c", startedAt: 1000, endedAt: 1001, process: "w" },
+  ];
+  const html = historyTimeline(events, []);
+  const tops = [...html.matchAll(/class="bar (call|lease)[^"]*" style="[^"]*top:(\d+)px/g)].map(([, kind, top]) => [
+    kind,
+    Number(top),
+  ]);
+  expect(tops).toEqual([
+    ["call", 4],
+    ["call", 40],
+    ["lease", 60],
+    ["call", 4],
+  ]);
+  expect(html).toContain('<div class="lane" style="min-height:72px">');
 });
