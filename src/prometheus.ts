@@ -99,9 +99,10 @@ function familyOf(client: typeof PromClient, registry: Registry): Family {
       registers,
       async collect() {
         for (const [queue, read] of readers) {
-          if (read === undefined) continue;
+          if (read === undefined) continue; // not connected yet
+          const reading = read(); // a promise, rejected when the queue cannot be read
           try {
-            this.set({ name: queue }, value(await read()));
+            this.set({ name: queue }, value(await reading));
           } catch {
             this.remove({ name: queue });
           }
@@ -166,9 +167,10 @@ function registerLeaseMetrics(client: typeof PromClient, registry: Registry, fam
     registers: [registry],
     async collect() {
       for (const [queue, read] of readers) {
-        if (read === undefined) continue;
+        if (read === undefined) continue; // not connected yet
+        const reading = read(); // a promise, rejected when the queue cannot be read
         try {
-          const { expiredLeases } = await read();
+          const { expiredLeases } = await reading;
           // Stryker disable next-line ConditionalExpression: equivalent: prom-client refuses to set undefined, and the catch leaves the reference queue out all the same
           if (expiredLeases !== undefined) this.set({ name: queue }, expiredLeases);
         } catch {

@@ -241,6 +241,12 @@ describe("the Prometheus exporter for queues with leases (§20.17)", () => {
     expect(state.reads).toBe(1); // one read for the five gauges
     expect(scrape.type.get("workqueue_stale_calls_total")).toBe("counter");
     expect(scrape.type.get("workqueue_expired_leases")).toBe("gauge");
+    expect(scrape.help.get("workqueue_stale_calls_total")).toBe(
+      "Total number of calls this process made with a lease of workqueue that was refused as stale",
+    );
+    expect(scrape.help.get("workqueue_expired_leases")).toBe(
+      "How many leases of workqueue expired, counted by the database for every process: the same value in each process.",
+    );
     expect(scrape.samples.get('workqueue_stale_calls_total{name="jobs"}')).toBe(0);
     expect(scrape.samples.get('workqueue_expired_leases{name="jobs"}')).toBe(4);
     expect(scrape.samples.get('workqueue_depth{name="jobs"}')).toBe(3);
@@ -269,6 +275,7 @@ describe("the Prometheus exporter for queues with leases (§20.17)", () => {
         sharedReader({ depth: 0, unfinishedWorkMs: 0, longestRunningMs: 0, expiredLeases }).read,
       );
     }
+    prometheusMetrics({ name: "later", registry }); // made, not connected yet: no gauges
     const clock = new VirtualClock();
     const recorder = new MetricsRecorder<string>({ clock, sink: prometheusMetrics({ name: "pods", registry }) });
     recorder.added();
@@ -280,6 +287,8 @@ describe("the Prometheus exporter for queues with leases (§20.17)", () => {
     expect(samples.has('workqueue_stale_calls_total{name="pods"}')).toBe(false);
     expect(samples.get('workqueue_depth{name="pods"}')).toBe(1);
     expect(samples.get('workqueue_depth{name="first"}')).toBe(0);
+    expect(samples.has('workqueue_expired_leases{name="later"}')).toBe(false);
+    expect(samples.has('workqueue_depth{name="later"}')).toBe(false);
   });
 
   test("a registry of reference queues only shows client-go's seven metrics", async () => {
