@@ -68,7 +68,7 @@ describe("a failure with overlapping calls", () => {
     const { code, out } = await gate("--runs", "100", "--seed", "1", "--html", file, ...racy);
     expect(code).toBe(1);
     expect(out).toContain(`  timeline of the failure written to ${file}\n`);
-    const page = await rendered(readFileSync(file, "utf8"));
+    const page = await rendered(readFileSync(file, "utf8"), join(scratch, "concurrent.png"));
     expect(page.requests).toEqual([]);
     expect(page.rules).toHaveLength(1);
     expect(page.rules[0]).toMatch(/^linearizable \(§10\.8\)/);

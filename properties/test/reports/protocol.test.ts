@@ -148,6 +148,8 @@ describe("the metrics feature", () => {
   test("a timed implementation that does not announce metrics is reported as checked without them", async () => {
     const { code, out } = await gate("--runs", "20", "--", ...metrics("without-metrics"));
     expect(out).toContain("checked without metrics: skipped the metrics after every call (§19)");
+    // Nor does it announce concurrent: it is given no rounds of requests with ids.
+    expect(out).not.toContain("overlapping calls");
     expect(code).toBe(0);
   });
 
