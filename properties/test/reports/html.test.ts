@@ -10,6 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { main } from "../../cli/gate.js";
+import { writePage } from "../../cli/html.js";
+import type { GateOutcome } from "../../report/outcome.js";
+import type { ConformanceReport } from "../../sequential/report.js";
 import { screenshots, useBrowser } from "./browser.js";
 
 const root = new URL("../../../", import.meta.url).pathname;
@@ -163,5 +166,49 @@ describe("bad input is a usage error naming the value", () => {
   test("--html without a value: exit 2, naming the option", async () => {
     const { code, err } = await gate("--module", fixture("async-model.mjs"), "--html");
     expect([code, err]).toEqual([2, "workqueue-conformance: usage error: `--html` needs a value (see --help)\n"]);
+  });
+});
+
+describe("writePage, past what a module's run reaches", () => {
+  /** An outcome whose counterexample has `overlapping` calls. */
+  const failed = (overlapping: unknown[]): GateOutcome => ({
+    target: "t",
+    durationMs: 0,
+    exitCode: 1,
+    report: {
+      verdict: "does not conform",
+      counterexample: {
+        invariant: { id: "linearizable", name: "n", rule: "§10.8" },
+        detail: "d",
+        maxRetries: 1,
+        steps: [],
+        replay: "wq3.token",
+        overlapping,
+      },
+    } as unknown as ConformanceReport,
+  });
+  const call = {
+    round: 1,
+    call: "get()",
+    afterPrevious: false,
+    answer: { kind: "value" as const, value: "a" },
+    invokedAt: 0,
+    answeredAt: 1,
+  };
+
+  test("a call that never answered: no page, and the line says why", async () => {
+    const file = fresh();
+    writeFileSync(file, "");
+    await expect(writePage(failed([]), { path: file, made: true }, (token) => token)).resolves.toBe(
+      `no timeline written to ${file}: a call never answered, so there are no answered calls to draw`,
+    );
+    expect(existsSync(file)).toBe(false);
+  });
+
+  test("a page that cannot be written after the check: a usage error naming --html and the path", async () => {
+    const file = join(scratch, "gone", "page.html");
+    await expect(writePage(failed([call]), { path: file, made: true }, (token) => token)).rejects.toThrow(
+      `--html: cannot write the page: ENOENT: no such file or directory, open '${file}'`,
+    );
   });
 });
