@@ -152,8 +152,10 @@ if (python.status !== 0 || !python.stdout.includes("✓ robust profile conforms"
   fail(`the README's Python line did not conform (exit ${python.status}):\n${python.stdout}${python.stderr}`);
 }
 // A counterexample's printed replay line, pasted as printed in the project: it replays the same steps.
-copyFileSync(join(root, "properties/test/wrong/queues.mjs"), join(queueOnly, "wrong-queues.mjs"));
-writeFileSync(join(queueOnly, "forgets-dirty.mjs"), 'export { lostDirtyMark as default } from "./wrong-queues.mjs";\n');
+for (const file of ["naive.mjs", "in-flight.mjs"]) {
+  copyFileSync(join(root, "properties/test/wrong", file), join(queueOnly, file));
+}
+writeFileSync(join(queueOnly, "forgets-dirty.mjs"), 'export { lostDirtyMark as default } from "./in-flight.mjs";\n');
 const found = paste("npx workqueue-conformance --profile contract --runs 300 --module ./forgets-dirty.mjs", queueOnly);
 const replayLine = /^ {2}replay: (.+)$/m.exec(found.stdout)?.[1];
 /** The counterexample of a report: its broken rule and its numbered steps. */

@@ -3,6 +3,7 @@
  * dependency, for this benchmark only), each in a schema of its own that `close` drops. graphile-worker is in
  * `graphile.ts`.
  */
+import { setMaxListeners } from "node:events";
 import pg from "pg";
 import PgBoss from "pg-boss";
 import { migrate, PostgresWorkQueue } from "../src/postgres/index.js";
@@ -17,11 +18,15 @@ export const poolSize = 20;
 export interface Contender {
   /** Queues `item`. */
   add(item: string): Promise<void>;
+  /** Which queue it is, for a worker process to attach to it ({@link Where}). */
+  readonly kind: ContenderKind;
   /**
-   * Moves to a fresh queue of the same schema, leaving behind what the last round left (a round ends after a time
-   * limit), and queues all `items` there, as fast as the queue can; not timed.
+   * Moves to a fresh, empty queue of the same schema, leaving behind what the last round left (a round ends after a
+   * time limit); answers where it is, for workers in other processes.
    */
-  fill(items: readonly string[]): Promise<void>;
+  fresh(): Promise<Where>;
+  /** Queues all `items` in the current queue, as fast as the queue can; not timed. */
+  insert(items: readonly string[]): Promise<void>;
   /** The next item and what finishes it, or `undefined` when nothing is queued; never waits. Absent when the queue hands out work only to its own worker loop (graphile-worker). */
   readonly get?: (() => Promise<Got | undefined>) | undefined;
   /** The next item, waiting for one (ours: `take`; pg-boss has no waiting fetch, so it fetches again), or `undefined` once `stop` aborts. Absent like `get`. */
@@ -30,6 +35,15 @@ export interface Contender {
   work(handler: (item: string) => void, workers: number): Promise<() => Promise<void>>;
   /** Drops the queue's schema and ends its connections. */
   close(): Promise<void>;
+}
+
+/** The queues a worker process can attach to: each contender's kind. */
+export type ContenderKind = "ours" | "graphile-batched" | "graphile-default" | "pg-boss";
+
+/** Where a round's queue is: its schema and the name of its queue (or graphile-worker's task). */
+export interface Where {
+  readonly schema: string;
+  readonly name: string;
 }
 
 /** An item handed out, and what finishes it (`done`, `complete`). */
@@ -55,17 +69,16 @@ export async function ours(): Promise<Contender> {
   let rounds = 0;
   const open = () => new PostgresWorkQueue({ pool, schema, name: `bench${rounds}`, maxRetries: 5 });
   let queue = open();
-  const take = async (stop: AbortSignal) =>
-    queue.take({ signal: stop }).catch((error) => {
-      if (stop.aborted) return undefined;
-      throw error;
-    });
   return {
+    kind: "ours",
     add: (item) => queue.add(item),
-    async fill(items) {
+    async fresh() {
       await queue.close();
       rounds += 1;
       queue = open();
+      return { schema, name: queue.name };
+    },
+    async insert(items) {
       // One statement of as many adds, each as `add` makes it: the same rows, without a round trip per item.
       await pool.query(`select "${schema}".add($1, item, null) from unnest($2::text[]) item`, [queue.name, items]);
     },
@@ -74,24 +87,10 @@ export async function ours(): Promise<Contender> {
       return lease && { item: lease.item, finish: () => queue.done(lease) };
     },
     async next(stop) {
-      const lease = await take(stop);
+      const lease = await untilStopped(queue, stop);
       return lease && { item: lease.item, finish: () => queue.done(lease) };
     },
-    async work(handler, workers) {
-      const stopped = new AbortController();
-      const loops = Array.from({ length: workers }, async () => {
-        for (;;) {
-          const lease = await take(stopped.signal);
-          if (lease === undefined) return;
-          handler(lease.item);
-          await queue.done(lease);
-        }
-      });
-      return async () => {
-        stopped.abort();
-        await Promise.all(loops);
-      };
-    },
+    work: (handler, workers) => Promise.resolve(takeLoops(queue, handler, workers)),
     async close() {
       await queue.close();
       await pool.query(`drop schema if exists "${schema}" cascade`);
@@ -100,12 +99,48 @@ export async function ours(): Promise<Contender> {
   };
 }
 
+/** `take`, or `undefined` once `stop` aborted it. */
+async function untilStopped(queue: PostgresWorkQueue, stop: AbortSignal) {
+  return queue.take({ signal: stop }).catch((error) => {
+    if (stop.aborted) return undefined;
+    throw error;
+  });
+}
+
+/** `workers` loops of `take`, `handler`, `done` on `queue`, until the returned stop. */
+function takeLoops(queue: PostgresWorkQueue, handler: (item: string) => void, workers: number) {
+  const stopped = new AbortController();
+  setMaxListeners(workers, stopped.signal); // each waiting take listens to it
+  const loops = Array.from({ length: workers }, async () => {
+    for (;;) {
+      const lease = await untilStopped(queue, stopped.signal);
+      if (lease === undefined) return;
+      handler(lease.item);
+      await queue.done(lease);
+    }
+  });
+  return async () => {
+    stopped.abort();
+    await Promise.all(loops);
+  };
+}
+
+/** Ours in a worker process: a pool and a queue object of its own on the round's queue. */
+export async function oursAt(where: Where, handler: (item: string) => void, workers: number) {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: workers + 2 }); // few, for 4 processes on one server
+  const queue = new PostgresWorkQueue({ pool, schema: where.schema, name: where.name, maxRetries: 5 });
+  const stop = takeLoops(queue, handler, workers);
+  return async () => {
+    await stop();
+    await queue.close();
+    await pool.end();
+  };
+}
+
 /** pg-boss with the keyed semantics closest to ours: a `stately` queue, the item as `singletonKey`. */
 export async function pgBoss(): Promise<Contender> {
   const schema = schemaName("pgboss");
-  const boss = new PgBoss({ connectionString: databaseUrl, schema, max: poolSize, supervise: false, schedule: false });
-  boss.on("error", (error) => process.stderr.write(`pg-boss: ${error.message}\n`));
-  await boss.start();
+  const boss = await startBoss(schema);
   let name = "bench0";
   await boss.createQueue(name, { name, policy: "stately" });
   const get = async (): Promise<Got | undefined> => {
@@ -113,12 +148,16 @@ export async function pgBoss(): Promise<Contender> {
     return job && { item: job.data.item, finish: async () => void (await boss.complete(name, job.id)) };
   };
   return {
+    kind: "pg-boss",
     async add(item) {
       await boss.send(name, { item }, { singletonKey: item });
     },
-    async fill(items) {
+    async fresh() {
       name = `bench${Number(name.slice(5)) + 1}`;
       await boss.createQueue(name, { name, policy: "stately" });
+      return { schema, name };
+    },
+    async insert(items) {
       for (let i = 0; i < items.length; i += 500) {
         await boss.insert(items.slice(i, i + 500).map((item) => ({ name, data: { item }, singletonKey: item })));
       }
@@ -132,22 +171,43 @@ export async function pgBoss(): Promise<Contender> {
         await new Promise((resolve) => setTimeout(resolve, 1));
       }
     },
-    async work(handler, workers) {
-      // Its shortest polling interval: pg-boss's workers poll, and a send does not wake them.
-      const ids = await Promise.all(
-        Array.from({ length: workers }, () =>
-          boss.work<{ item: string }>(name, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
-            if (job !== undefined) handler(job.data.item);
-          }),
-        ),
-      );
-      return async () => {
-        await Promise.all(ids.map((id) => boss.offWork({ id })));
-      };
-    },
+    work: (handler, workers) => bossWorkers(boss, name, handler, workers),
     async close() {
       await boss.stop({ graceful: false, wait: true });
       await dropSchema(schema);
     },
+  };
+}
+
+/** A started pg-boss on `schema` with at most `max` connections, reporting its errors. */
+async function startBoss(schema: string, max = poolSize): Promise<PgBoss> {
+  const boss = new PgBoss({ connectionString: databaseUrl, schema, max, supervise: false, schedule: false });
+  boss.on("error", (error) => process.stderr.write(`pg-boss: ${error.message}\n`));
+  await boss.start();
+  return boss;
+}
+
+/** `workers` of pg-boss's own workers on the queue `name`, until the returned stop. */
+async function bossWorkers(boss: PgBoss, name: string, handler: (item: string) => void, workers: number) {
+  // Its shortest polling interval: pg-boss's workers poll, and a send does not wake them.
+  const ids = await Promise.all(
+    Array.from({ length: workers }, () =>
+      boss.work<{ item: string }>(name, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
+        if (job !== undefined) handler(job.data.item);
+      }),
+    ),
+  );
+  return async () => {
+    await Promise.all(ids.map((id) => boss.offWork({ id })));
+  };
+}
+
+/** pg-boss in a worker process: a pg-boss of its own on the round's queue. */
+export async function pgBossAt(where: Where, handler: (item: string) => void, workers: number) {
+  const boss = await startBoss(where.schema, workers + 2); // few, for 4 processes on one server
+  const stop = await bossWorkers(boss, where.name, handler, workers);
+  return async () => {
+    await stop();
+    await boss.stop({ graceful: false, wait: true });
   };
 }

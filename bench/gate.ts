@@ -66,7 +66,7 @@ export interface Rejection {
   readonly invariant: string;
 }
 
-/** The wrong queues of properties/test/wrong/queues.mjs, each with the profile that catches it. */
+/** The wrong queues of properties/test/wrong/all.mjs, each with the profile that catches it. */
 const wrongQueues: [string, Profile][] = [
   ["retryPushesToFifo", "contract"],
   ["lostDirtyMark", "contract"],
@@ -86,7 +86,7 @@ const wrongQueues: [string, Profile][] = [
 
 /** The gate in process against each wrong queue: time to a shrunk counterexample, and its length. */
 export async function rejections(): Promise<Rejection[]> {
-  const file = fileURLToPath(new URL("../../properties/test/wrong/queues.mjs", import.meta.url));
+  const file = fileURLToPath(new URL("../../properties/test/wrong/all.mjs", import.meta.url));
   const results: Rejection[] = [];
   for (const [name, profile] of wrongQueues) {
     const factory = await loadFactory(file, name);

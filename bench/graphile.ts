@@ -6,7 +6,7 @@
  * worker loop runs its runner with `concurrency` W.
  */
 import { Logger, makeWorkerUtils, run, runMigrations } from "graphile-worker";
-import { type Contender, databaseUrl, dropSchema, schemaName } from "./contenders.js";
+import { type Contender, databaseUrl, dropSchema, schemaName, type Where } from "./contenders.js";
 
 /** The two configurations: its default, and batched as its performance guide recommends for throughput. */
 export type GraphileMode = "default" | "batched";
@@ -29,11 +29,15 @@ export async function graphileWorker(mode: GraphileMode): Promise<Contender> {
   const task = () => `bench${rounds}`;
   const keyed = (item: string) => ({ jobKey: item, queueName: item });
   return {
+    kind: `graphile-${mode}`,
     async add(item) {
       await utils.addJob(task(), { item }, { ...keyed(item), jobKeyMode: "preserve_run_at" });
     },
-    async fill(items) {
+    async fresh() {
       rounds += 1;
+      return { schema, name: task() };
+    },
+    async insert(items) {
       for (let i = 0; i < items.length; i += 500) {
         const specs = items
           .slice(i, i + 500)
@@ -41,22 +45,30 @@ export async function graphileWorker(mode: GraphileMode): Promise<Contender> {
         await utils.addJobs(specs, true); // true: preserve_run_at
       }
     },
-    async work(handler, workers) {
-      const runner = await run({
-        connectionString: databaseUrl,
-        schema,
-        logger,
-        concurrency: workers,
-        maxPoolSize: workers + 2, // its documentation's advice: concurrency + 2
-        noHandleSignals: true,
-        taskList: { [task()]: async (payload) => handler((payload as { item: string }).item) },
-        ...(mode === "batched" ? { preset: { worker: { localQueue: { size: 500 }, completeJobBatchDelay: 0 } } } : {}),
-      });
-      return () => runner.stop();
-    },
+    work: (handler, workers) => graphileAt(mode, { schema, name: task() }, handler, workers),
     async close() {
       await utils.release();
       await dropSchema(schema);
     },
   };
+}
+
+/** graphile-worker's runner with `concurrency` `workers` for the round's task, in this process or a worker process. */
+export async function graphileAt(
+  mode: GraphileMode,
+  where: Where,
+  handler: (item: string) => void,
+  workers: number,
+): Promise<() => Promise<void>> {
+  const runner = await run({
+    connectionString: databaseUrl,
+    schema: where.schema,
+    logger,
+    concurrency: workers,
+    maxPoolSize: workers + 2, // its documentation's advice: concurrency + 2
+    noHandleSignals: true,
+    taskList: { [where.name]: async (payload) => handler((payload as { item: string }).item) },
+    ...(mode === "batched" ? { preset: { worker: { localQueue: { size: 500 }, completeJobBatchDelay: 0 } } } : {}),
+  });
+  return () => runner.stop();
 }

@@ -1,10 +1,12 @@
 /**
  * PostgreSQL benchmarks: `PostgresWorkQueue` side by side with pg-boss and graphile-worker (dev dependencies, for
  * this benchmark only) on the same database, each in a schema of its own that is dropped at the end, with the same
- * keyed workload. Measured: the `get → done → add` cycle, a worker loop with 1, 4 and 16 workers (handlings per
- * second, and the statements each queue sent per handling), how long a handler waits to start — after it asks for
+ * keyed workload. Measured: the `get → done → add` cycle, a worker loop with 1, 4, 16 and 24 workers (handlings per
+ * second, and the statements each queue sent per handling), the same loop across 4 processes of 4 workers each, how long a handler waits to start — after it asks for
  * work while work is queued, and after an add while it is idle — and the physical limit of one statement per job.
  */
+import { type ChildProcess, fork } from "node:child_process";
+import { once, setMaxListeners } from "node:events";
 import pg from "pg";
 import { type Contender, databaseUrl, ours, pgBoss } from "./contenders.js";
 import { graphileWorker } from "./graphile.js";
@@ -19,7 +21,10 @@ const loopItems = 2_000;
 /** A worker-loop round ends after this long even with items left, so that the slowest queues take seconds, not minutes (graphile-worker's default handles about 50 a second here). */
 const roundMs = 3_000;
 /** The worker counts measured. */
-export const workerCounts = [1, 4, 16] as const;
+export const workerCounts = [1, 4, 16, 24] as const;
+/** The run across processes: this many worker processes, each with {@link workersEach} workers. */
+export const processes = 4;
+export const workersEach = 4;
 /** Adds timed one at a time for the idle latency. */
 const idleAdds = 30;
 
@@ -43,6 +48,8 @@ export interface PostgresResult {
   readonly cyclesPerSecond: number;
   /** By worker count. */
   readonly loops: Record<number, LoopResult>;
+  /** Handlings per second across {@link processes} worker processes of {@link workersEach} workers. */
+  readonly acrossPerSecond: number;
   /** From an add to its handler's start, with one worker idle in the queue's own wait. */
   readonly idle: Latency;
 }
@@ -62,6 +69,12 @@ export const contenders: Record<string, () => Promise<Contender>> = {
   "pg-boss 10 (stately, singletonKey)": pgBoss,
 };
 
+/** Moves `queue` to a fresh queue and queues `items` there; not timed. */
+async function fill(queue: Contender, items: readonly string[]): Promise<void> {
+  await queue.fresh();
+  await queue.insert(items);
+}
+
 const keys = (round: string, n: number) => Array.from({ length: n }, (_, i) => `namespace-${i % 97}/${round}-${i}`);
 
 function latency(samples: number[]): Latency {
@@ -74,7 +87,7 @@ function latency(samples: number[]): Latency {
 async function cycle(queue: Contender, round: string): Promise<number> {
   const get = queue.get;
   if (get === undefined) return Number.NaN;
-  await queue.fill(keys(round, cycleDepth));
+  await fill(queue, keys(round, cycleDepth));
   const start = performance.now();
   for (let i = 0; i < cycles; i++) {
     const got = await get();
@@ -100,10 +113,11 @@ interface Round {
  * workers to their stop.
  */
 async function loop(queue: Contender, round: string, workers: number): Promise<Round> {
-  await queue.fill(keys(round, loopItems));
+  await fill(queue, keys(round, loopItems));
   const starts: number[] = [];
   const waits: number[] = [];
   const allHandled = new AbortController();
+  setMaxListeners(workers, allHandled.signal); // each waiting take listens to it
   setTimeout(() => allHandled.abort(), roundMs).unref();
   const sentBefore = statementsSent();
   const next = queue.next;
@@ -135,10 +149,55 @@ async function loop(queue: Contender, round: string, workers: number): Promise<R
   return { perSecond: (handled - 1) / seconds, waits, statementsPerJob: (statementsSent() - sentBefore) / handled };
 }
 
+/**
+ * The worker loop across {@link processes} worker processes (bench/worker-process.ts) of {@link workersEach}
+ * workers each, the queue's own loop in each: once every process waits on a fresh queue, {@link loopItems} items
+ * are queued, and the round ends when all were handled or {@link roundMs} passed. The rate is from the first
+ * handler's start to the last's, over every process; statements are not counted (they go out from other processes).
+ */
+async function across(queue: Contender, round: string): Promise<number> {
+  const where = await queue.fresh();
+  const script = new URL("./worker-process.js", import.meta.url);
+  const children = Array.from({ length: processes }, () =>
+    fork(script, [queue.kind, JSON.stringify(where), String(workersEach)], {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    }),
+  );
+  const counts = new Map<ChildProcess, number>();
+  const starts: number[] = [];
+  let allHandled: () => void = () => {};
+  const handled = new Promise<void>((resolve) => {
+    allHandled = resolve;
+  });
+  const ended = children.map(
+    (child) =>
+      new Promise<void>((resolve, reject) => {
+        child.on("message", (message: { ready?: true; started?: number; starts?: number[] }) => {
+          if (message.started !== undefined) counts.set(child, message.started);
+          if ([...counts.values()].reduce((a, b) => a + b, 0) >= loopItems) allHandled();
+          if (message.starts !== undefined) starts.push(...message.starts);
+        });
+        child.on("exit", (code) =>
+          code === 0 ? resolve() : reject(new Error(`a worker process of ${queue.kind} exited with ${code}`)),
+        );
+      }),
+  );
+  try {
+    await Promise.all(children.map((child) => once(child, "message")));
+    await queue.insert(keys(round, loopItems));
+    await Promise.race([handled, new Promise((resolve) => setTimeout(resolve, roundMs)), ...ended]);
+  } finally {
+    for (const child of children) if (child.connected) child.send("stop");
+    await Promise.all(ended);
+  }
+  if (starts.length < 2) throw new Error(`${starts.length} of ${loopItems} items handled across processes`);
+  return (starts.length - 1) / ((Math.max(...starts) - Math.min(...starts)) / 1000);
+}
+
 /** One add at a time to an idle worker waiting in the queue's own loop: from the add to its handler's start. */
 async function idle(queue: Contender, round: string): Promise<Latency> {
   let started: ((at: number) => void) | undefined;
-  await queue.fill([]); // a fresh queue, without the items the last round left
+  await queue.fresh(); // without the items the last round left
   const stop = await queue.work(() => started?.(performance.now()), 1);
   const samples: number[] = [];
   try {
@@ -170,6 +229,7 @@ export async function measurePostgres(progress: (text: string) => void, rounds =
     for (const [name, make] of Object.entries(contenders)) queues[name] = await make();
     const names = Object.keys(queues);
     const cyclesOf = Object.fromEntries(names.map((name) => [name, [] as number[]]));
+    const acrossOf = Object.fromEntries(names.map((name) => [name, [] as number[]]));
     const loopsOf = Object.fromEntries(
       names.map((name) => [name, Object.fromEntries(workerCounts.map((w) => [w, [] as Round[]]))]),
     );
@@ -181,6 +241,8 @@ export async function measurePostgres(progress: (text: string) => void, rounds =
           progress(`PostgreSQL: ${name}, ${workers} workers (round ${r} of ${rounds})`);
           loopsOf[name]?.[workers]?.push(await loop(queue, `loop-${r}-${workers}`, workers));
         }
+        progress(`PostgreSQL: ${name}, ${processes} processes × ${workersEach} workers (round ${r} of ${rounds})`);
+        acrossOf[name]?.push(await across(queue, `across-${r}`));
       }
     }
     const results: Record<string, PostgresResult> = {};
@@ -195,7 +257,12 @@ export async function measurePostgres(progress: (text: string) => void, rounds =
           statementsPerJob: median(all.map((l) => l.statementsPerJob)),
         };
       }
-      results[name] = { cyclesPerSecond: median(cyclesOf[name] ?? []), loops, idle: await idle(queue, "idle") };
+      results[name] = {
+        cyclesPerSecond: median(cyclesOf[name] ?? []),
+        loops,
+        acrossPerSecond: median(acrossOf[name] ?? []),
+        idle: await idle(queue, "idle"),
+      };
     }
     return { queues: results, updatesPerSecond: limit };
   } finally {

@@ -7,7 +7,15 @@ import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { fallDue, redelay, waitingDepths } from "./delays.js";
 import { inProcessGate, planningFloor, protocolGate, rejections, type Throughput } from "./gate.js";
-import { cycleDepth, measurePostgres, type PostgresRun, postgresAnswers, workerCounts } from "./postgres.js";
+import {
+  cycleDepth,
+  measurePostgres,
+  type PostgresRun,
+  postgresAnswers,
+  processes,
+  workerCounts,
+  workersEach,
+} from "./postgres.js";
 import {
   burst,
   bytesPerKey,
@@ -322,8 +330,14 @@ function postgresTables(run: PostgresRun | { readonly skipped: string }): string
         name,
         perSecond(x.cyclesPerSecond),
         ...workerCounts.map((w) => perSecond(x.loops[w]?.perSecond ?? Number.NaN)),
+        perSecond(x.acrossPerSecond),
       ]),
-      ["queue", "cycles/s", ...workerCounts.map((w) => `W=${w} handlings/s`)],
+      [
+        "queue",
+        "cycles/s",
+        ...workerCounts.map((w) => `W=${w} handlings/s`),
+        `${processes} processes × ${workersEach}`,
+      ],
     ),
     table(
       "PostgreSQL: statements each queue sent per handling in the worker loop (every statement of every connection, from the workers' start to their stop)",

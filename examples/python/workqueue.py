@@ -11,6 +11,11 @@ requeues it, `retry` gives up when the failure count reaches `max_retries`, `for
 (docs/spec.md §17, the protocol's "time" feature), `add_after` makes an item wait on the queue's clock, an `add`
 ends the wait, the earlier of two due times wins, items due together are added in the order they were asked for,
 waiting items still fall due after `shut_down`, and `retry` may back off exponentially (client-go's formula).
+It keeps client-go's work-queue metrics on that clock (docs/spec.md §19, the protocol's "metrics" feature).
+
+With the protocol's "concurrent" feature, a request that carries an "id" runs on a thread of its own, as a real
+caller's would, and its reply carries the same "id"; the one lock around the queue (LOCK) is what makes those calls
+linearizable. Without it, the gate finds the race.
 """
 
 from collections import deque
@@ -19,6 +24,7 @@ import json
 import math
 import os
 import sys
+import threading
 
 QUEUED, IN_FLIGHT, DIRTY = "queued", "in flight", "in flight + dirty"
 
@@ -37,6 +43,13 @@ class WorkQueue:
         self._due = {}  # waiting item -> (due, order); invariant: a waiting item is absent or IN_FLIGHT
         self._heap = []  # (due, order, item), with stale entries skipped when popped
         self._order = 0
+        # §19: the metrics. _queued_at: when each queued item was appended; _handed_at: when each item in flight
+        # was handed out, in hand-out order (a dict keeps insertion order), which §19.9 sums §19.5 in.
+        self.adds = self.retries = 0
+        self._queue_duration = [0, 0.0]  # count, sum of ms in the order observed
+        self._work_duration = [0, 0.0]
+        self._queued_at = {}
+        self._handed_at = {}
 
     @property
     def waiting(self):
@@ -81,31 +94,47 @@ class WorkQueue:
     def _enter(self, item):
         state = self._state.get(item)
         if state is None:
-            self._state[item] = QUEUED
-            self._queue.append(item)
+            self.adds += 1  # §19.2
+            self._push(item)
         elif state == IN_FLIGHT:
+            self.adds += 1  # §19.2: it marks the item dirty
             self._state[item] = DIRTY
+
+    def _push(self, item):
+        self._state[item] = QUEUED
+        self._queue.append(item)
+        self._queued_at[item] = self._now()  # §19.3: its queue duration starts
+
+    def _now(self):
+        return self._clock.now if self._clock is not None else 0.0
 
     def get(self):
         if not self._queue:
             return None
         item = self._queue.popleft()
         self._state[item] = IN_FLIGHT
+        now = self._now()
+        self._queue_duration[0] += 1  # §19.3
+        self._queue_duration[1] += now - self._queued_at.pop(item)
+        self._handed_at[item] = now  # §19.4: its work starts
         return item
 
     def done(self, item):
         state = self._state.get(item)
+        if state in (IN_FLIGHT, DIRTY):
+            self._work_duration[0] += 1  # §19.4
+            self._work_duration[1] += self._now() - self._handed_at.pop(item)
         if state == IN_FLIGHT:
             del self._state[item]
         elif state == DIRTY:
-            self._state[item] = QUEUED
-            self._queue.append(item)
+            self._push(item)  # §6.2
 
     def retry(self, item):
         failures = self._failures.get(item, 0) + 1
         self._failures[item] = failures
         if failures >= self.max_retries or self.shutting_down:  # §7.2, §12.4
             return False
+        self.retries += 1  # §19.7, before the add its requeue makes
         delay = 0
         if self._backoff is not None:  # §7.3, §18.2: min(max, base * 2^(failures - 1)), without overflow
             base, cap = self._backoff
@@ -128,19 +157,38 @@ class WorkQueue:
     def __len__(self):
         return len(self._queue)
 
+    def metrics(self):
+        """§19 now: the counters, the observations, and the two gauges of the items in flight."""
+        now = self._now()
+        ages = [now - at for at in self._handed_at.values()]  # in hand-out order (§19.9)
+        unfinished = 0.0
+        for age in ages:
+            unfinished += age
+        return {
+            "depth": len(self._queue),
+            "adds": self.adds,
+            "retries": self.retries,
+            "queueDuration": {"count": self._queue_duration[0], "sumMs": self._queue_duration[1]},
+            "workDuration": {"count": self._work_duration[0], "sumMs": self._work_duration[1]},
+            "unfinishedWorkMs": unfinished,
+            "longestRunningMs": max(ages, default=0.0),
+        }
+
 
 # The replies that never change, serialised once: json.dumps costs as much as the queue operation itself.
 ACK = '{"ok":true}'
 REQUEUED = {True: '{"ok":true,"requeued":true}', False: '{"ok":true,"requeued":false}'}
 NOTHING = '{"ok":true,"item":null}'
-HELLO = json.dumps({"ok": True, "name": "python-workqueue", "features": ["len", "shutdown", "time"]})
+HELLO = json.dumps(
+    {"ok": True, "name": "python-workqueue", "features": ["len", "shutdown", "time", "metrics", "concurrent"]}
+)
 
 
 class FakeClock:
     """A clock that moves only when the gate says so (the "time" feature): it starts at 0 with each queue."""
 
     def __init__(self):
-        self.now = 0
+        self.now = 0.0  # a float: time is IEEE 754 double sums, as the gate's model computes it
 
 
 def is_number(value):
@@ -157,7 +205,8 @@ def on_new(request, queue):
         return refuse(request), queue
     backoff = request.get("backoff")
     if isinstance(backoff, dict) and is_number(backoff.get("baseMs")) and is_number(backoff.get("maxMs")):
-        return ACK, WorkQueue(request["maxRetries"], FakeClock(), (backoff["baseMs"], backoff["maxMs"]))
+        backoff = (float(backoff["baseMs"]), float(backoff["maxMs"]))
+        return ACK, WorkQueue(request["maxRetries"], FakeClock(), backoff)
     return ACK, WorkQueue(request["maxRetries"], FakeClock())
 
 
@@ -188,14 +237,14 @@ def on_add_after(request, queue):
     item, delay = request.get("item"), request.get("delayMs")
     if not (isinstance(item, str) and is_number(delay)):
         return refuse(request), queue
-    queue.add_after(item, delay)
+    queue.add_after(item, float(delay))
     return ACK, queue
 
 
 def on_advance(request, queue):
     if not (is_number(request.get("ms")) and request["ms"] >= 0):
         return refuse(request), queue
-    queue.advance(request["ms"])
+    queue.advance(float(request["ms"]))
     return ACK, queue
 
 
@@ -217,6 +266,7 @@ HANDLERS = {
     "waiting": lambda request, queue: ('{"ok":true,"waiting":' + str(queue.waiting) + "}", queue),
     "shutdown": on_shutdown,
     "shuttingDown": lambda request, queue: (SHUTTING_DOWN[queue.shutting_down], queue),
+    "metrics": lambda request, queue: ('{"ok":true,"metrics":' + json.dumps(queue.metrics()) + "}", queue),
 }
 
 
@@ -265,9 +315,37 @@ def parse(lines):
     return requests
 
 
+LOCK = threading.Lock()  # held by every concurrent call for the whole of its work on the queue
+OUT = threading.Lock()  # held by every write to stdout, so that replies never interleave
+
+
+def write(replies):
+    with OUT:
+        sys.stdout.buffer.write(("\n".join(replies) + "\n").encode())
+        sys.stdout.buffer.flush()
+
+
+def concurrently(request, queue):
+    """Runs a request that carries an "id" on a thread of its own (the "concurrent" feature) and writes its reply,
+    with the same "id", as soon as it is made. The gate sends only calls this way (never hello or new), so the queue
+    stays the same."""
+    request_id = request.pop("id")
+
+    def run():
+        try:
+            with LOCK:
+                reply, _ = answer(request, queue)
+        except Exception as error:  # a bug here must still answer, or the gate waits for this id
+            reply = json.dumps({"ok": False, "error": repr(error)})
+        write([reply[:-1] + ',"id":' + json.dumps(request_id) + "}"])
+
+    threading.Thread(target=run, daemon=True).start()
+
+
 def main():
     """Answers requests in order. Reads whatever input has arrived and writes all its replies at once, so a gate
-    that pipelines its requests is answered with few system calls, and one that waits for each reply gets it."""
+    that pipelines its requests is answered with few system calls, and one that waits for each reply gets it.
+    Requests that carry an "id" are answered by their own threads, in any order."""
     queue = None
     pending = b""
     while True:
@@ -277,11 +355,16 @@ def main():
         *lines, pending = (pending + chunk).split(b"\n")
         replies = []
         for request in parse(lines):
+            if isinstance(request, dict) and "id" in request and queue is not None:
+                if replies:  # the replies to earlier requests go first
+                    write(replies)
+                    replies = []
+                concurrently(request, queue)
+                continue
             reply, queue = answer(request, queue)
             replies.append(reply)
         if replies:
-            sys.stdout.buffer.write(("\n".join(replies) + "\n").encode())
-            sys.stdout.buffer.flush()
+            write(replies)
 
 
 if __name__ == "__main__":

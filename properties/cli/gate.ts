@@ -272,7 +272,9 @@ interface Output {
 /** Prints the outcome in the chosen format, writes the JUnit file if asked, and returns the exit code. */
 async function finish(outcome: GateOutcome, options: Output, io: Io, protocol = false): Promise<number> {
   const { report, breach, error } = outcome;
-  const lines = protocol && report?.counterexample !== undefined ? protocolLines(report.counterexample) : undefined;
+  // A run of concurrent rounds is no sequence of requests and replies: its rounds are in the detail.
+  const found = report?.counterexample;
+  const lines = protocol && found !== undefined && found.overlapping === undefined ? protocolLines(found) : undefined;
   if (options.junit !== undefined) await writeJunit(options.junit, toJunit(outcome));
   if (options.json) {
     io.out(`${JSON.stringify(toJson(outcome, lines), null, 2)}\n`);

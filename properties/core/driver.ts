@@ -70,10 +70,18 @@ export interface Driver {
   readonly lookahead?: number;
   /**
    * The views this implementation could show at all: a report lists as checked without only the views it could
-   * have shown and did not. Protocol v1 carries `size` (`len`), `shuttingDown` and `waiting`, never `inFlight`,
-   * `failures` or the metrics. @defaultValue every view: an in-process queue may offer any
+   * have shown and did not. Protocol v1 carries `size` (`len`), `shuttingDown`, `waiting` and, with `time`, the
+   * metrics (the `metrics` feature), never `inFlight` or `failures`. @defaultValue every view: an in-process queue
+   * may offer any
    */
   readonly offers?: readonly (keyof Views)[];
+  /**
+   * Queues of the same implementation whose calls may overlap: after the sequential runs conform, `checkDriver`
+   * makes runs of overlapping rounds on them and checks them for linearizability ([docs/spec.md §10.8](../../docs/spec.md#§10-invariants)), as
+   * `checkConformance` does for a queue whose calls answer promises. Over protocol v1, the `concurrent` feature.
+   * @defaultValue none: only sequential runs
+   */
+  readonly concurrent?: SubjectFactory<unknown>;
 }
 
 /**

@@ -19,6 +19,8 @@ const inlined = new Map<Peer, unknown>();
 /**
  * Makes `modules` the peers of this copy of the gate, found whatever the project installed: the self-contained
  * bundle of `workqueue-conformance` carries fast-check and ajv inside, and hands them over here before it starts.
+ * A peer's value is what `loadPeer` returns for it: the module of a peer loaded that way (ajv), anything for a peer
+ * the gate imports by name (fast-check), which the bundle resolved when it was built.
  */
 export function inlinePeers(modules: { readonly [P in Peer]?: unknown }): void {
   for (const [name, module] of Object.entries(modules)) inlined.set(name as Peer, module);

@@ -3,9 +3,11 @@
  * the options that shape the runs (profile, shutDown, the longest sequence, the shape, the item universe, finite
  * `maxRetries`) and where the counterexample is (the seed, fast-check's path and replay hint, and how many calls
  * the last shrinking step removed). A replay under other options is refused, naming the option that differs: a
- * token never silently runs another check.
+ * token never silently runs another check. The lifecycle check's tokens (`lifecycle-1:…`) are read and made here too,
+ * so that a replay token is checked in one place.
  */
 import { OptionError } from "./errors.js";
+import { showValue } from "./render.js";
 
 /** The format version: a token of another version is refused. */
 const version = 3;
@@ -153,4 +155,40 @@ export function readReplay(token: string, options: Partial<ReplayOptions>, names
   throw new OptionError(
     `the token was made with ${show(replay[key])}, but this run has ${show(options[key])}: give the options that made it`,
   );
+}
+
+/** What every lifecycle replay token starts with, before its first `:`. */
+const lifecyclePrefix = "lifecycle-1";
+
+/** Where a lifecycle counterexample is: the seed and fast-check's path of the run, and whether it ran with time. */
+export interface LifecycleReplay {
+  readonly seed: number;
+  readonly time: boolean;
+  readonly path: string;
+}
+
+/** Makes the token of a lifecycle run: `lifecycle-1:<seed>:<time|untimed>:<path>`. */
+export function encodeLifecycleReplay({ seed, time, path }: LifecycleReplay): string {
+  return `${lifecyclePrefix}:${seed}:${time ? "time" : "untimed"}:${path}`;
+}
+
+/** Whether `token` is one of the lifecycle check's, by its prefix (a token of another kind is not read). */
+export function isLifecycleReplay(token: string): boolean {
+  return token.startsWith(`${lifecyclePrefix}:`);
+}
+
+/**
+ * Reads a lifecycle token and checks that it was made under `time`, as the check that reads it runs.
+ *
+ * @throws OptionError naming the token when it is not a lifecycle token; or saying that it was made with the other
+ * `time`.
+ */
+export function readLifecycleReplay(token: string, time: boolean): LifecycleReplay {
+  const [head, seed, mode, ...path] = token.split(":");
+  const valid = head === lifecyclePrefix && /^-?\d+$/.test(seed ?? "") && (mode === "time" || mode === "untimed");
+  if (!valid || path.length === 0)
+    throw new OptionError(`Expected \`replay\` to be a lifecycle token, got ${showValue(token)}`);
+  if ((mode === "time") !== time)
+    throw new OptionError(`The replay token was made with \`time: ${!time}\`; this check runs with \`time: ${time}\``);
+  return { seed: Number(seed), time, path: path.join(":") };
 }

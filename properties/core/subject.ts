@@ -3,6 +3,7 @@
  * a plain value or a promise of one (a queue backed by a database is asynchronous).
  */
 import type { MetricsModelReading } from "../../model/index.js";
+import { ProtocolBreach } from "./breach.js";
 import type { Answer, Backoff, Operation } from "./operation.js";
 
 /**
@@ -145,8 +146,12 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === "function";
 }
 
-/** Turns a thrown value into an error answer. */
+/**
+ * Turns a thrown value into an error answer. A `ProtocolBreach` is rethrown: it says that the transport to the
+ * implementation broke (a malformed reply, none in time), not what the queue answered.
+ */
 function errorAnswer(error: unknown): Answer {
+  if (error instanceof ProtocolBreach) throw error;
   const e = error instanceof Error ? error : new Error(String(error));
   return { kind: "error", name: e.name, message: e.message };
 }

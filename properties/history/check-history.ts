@@ -114,71 +114,109 @@ export function checkHistory(
   options: { readonly maxRetries: number; readonly toleranceMs?: number },
 ): HistoryViolation[] {
   const tolerance = options.toleranceMs ?? 50;
-  const violations: HistoryViolation[] = [];
   const keys = [...new Set(events.map((e) => e.key))];
-  for (const key of keys) {
-    const mine = events.filter((e) => e.key === key);
-    const leases = mine.flatMap((e) => (e.op === "lease" ? [e] : [])).sort((a, b) => a.token - b.token);
-    const fenced = mine.flatMap((e) => (e.op === "lease" || e.op === "add" ? [] : [e]));
-    // A lease ends at its first done that may have been accepted: a refused one (stale) ended nothing.
-    const finishOf = (token: number) =>
-      Math.min(
-        ...fenced.filter((e) => e.token === token && e.op === "done" && e.outcome !== "stale").map((e) => e.startedAt),
-      );
-    for (const [i, lease] of leases.entries()) {
-      const previous = leases[i - 1];
-      if (previous?.token === lease.token) {
-        violations.push({
-          rule: "token reused",
-          message: `${key}: token ${lease.token} was handed out twice`,
-          events: [previous, lease],
-        });
-      }
-      if (previous === undefined || previous.token === lease.token) continue;
-      const ended = Math.min(finishOf(previous.token), previous.expiresAt);
-      if (lease.endedAt + tolerance < ended) {
-        violations.push({
-          rule: "two live leases",
-          message: `${key}: token ${lease.token} was handed out at ${lease.endedAt}, while token ${previous.token} was live until ${ended}`,
-          events: [previous, lease],
-        });
-      }
+  return keys.flatMap((key) => {
+    const log = keyLog(key, events);
+    return [
+      ...leaseViolations(log, tolerance),
+      ...staleAccepted(log, tolerance),
+      ...lostAdds(log, tolerance),
+      ...retryCount(key, log.fenced, options.maxRetries),
+    ];
+  });
+}
+
+/** The events of one key, by kind. */
+interface KeyLog {
+  readonly key: string;
+  readonly adds: readonly Extract<HistoryEvent, { op: "add" }>[];
+  /** Its leases, in token order. */
+  readonly leases: readonly Extract<HistoryEvent, { op: "lease" }>[];
+  /** Its calls fenced by a lease's token: `done`, `retry`, `forget`. */
+  readonly fenced: readonly Extract<HistoryEvent, { op: "done" | "retry" | "forget" }>[];
+}
+
+/** The events of `key` among `events`, by kind. */
+function keyLog(key: string, events: readonly HistoryEvent[]): KeyLog {
+  const mine = events.filter((e) => e.key === key);
+  return {
+    key,
+    adds: mine.flatMap((e) => (e.op === "add" ? [e] : [])),
+    leases: mine.flatMap((e) => (e.op === "lease" ? [e] : [])).sort((a, b) => a.token - b.token),
+    fenced: mine.flatMap((e) => (e.op === "lease" || e.op === "add" ? [] : [e])),
+  };
+}
+
+/**
+ * A token handed out twice, and a lease handed out while the one before it was live: until the start of its first
+ * `done` that was not refused, or its expiry, whichever came first.
+ */
+function leaseViolations({ key, leases, fenced }: KeyLog, tolerance: number): HistoryViolation[] {
+  const violations: HistoryViolation[] = [];
+  // A lease ends at its first done that may have been accepted: a refused one (stale) ended nothing.
+  const finishOf = (token: number) =>
+    Math.min(
+      ...fenced.filter((e) => e.token === token && e.op === "done" && e.outcome !== "stale").map((e) => e.startedAt),
+    );
+  for (const [i, lease] of leases.entries()) {
+    const previous = leases[i - 1];
+    if (previous?.token === lease.token) {
+      violations.push({
+        rule: "token reused",
+        message: `${key}: token ${lease.token} was handed out twice`,
+        events: [previous, lease],
+      });
     }
-    for (const call of fenced) {
-      if (call.outcome === "stale" || call.outcome === undefined) continue;
-      const lease = leases.find((l) => l.token === call.token);
-      const later = leases.find((l) => l.token > call.token && l.endedAt + tolerance < call.startedAt);
-      const expired = lease !== undefined && lease.expiresAt + tolerance < call.startedAt;
-      if (later !== undefined || expired) {
-        violations.push({
-          rule: "stale token accepted",
-          message: `${key}: ${call.op} with token ${call.token} at ${call.startedAt} was accepted, ${later ? `after token ${later.token} was handed out` : `after its lease expired at ${lease?.expiresAt}`}`,
-          events: [call, later ?? (lease as HistoryEvent)], // without a later lease, its own expired: it is known
-        });
-      }
+    if (previous === undefined || previous.token === lease.token) continue;
+    const ended = Math.min(finishOf(previous.token), previous.expiresAt);
+    if (lease.endedAt + tolerance < ended) {
+      violations.push({
+        rule: "two live leases",
+        message: `${key}: token ${lease.token} was handed out at ${lease.endedAt}, while token ${previous.token} was live until ${ended}`,
+        events: [previous, lease],
+      });
     }
-    for (const add of mine.flatMap((e) => (e.op === "add" ? [e] : []))) {
-      const handled = leases.some(
-        (l) =>
-          l.endedAt > add.startedAt - tolerance &&
-          fenced.some(
-            (e) =>
-              e.token === l.token &&
-              ((e.op === "done" && maybe(e, "ok") && forgotten(fenced, l.token)) ||
-                (e.op === "retry" && maybe(e, false))),
-          ),
-      );
-      if (!handled) {
-        violations.push({
-          rule: "lost",
-          message: `${key}: the add at ${add.startedAt} was never handled nor given up`,
-          events: [add],
-        });
-      }
-    }
-    violations.push(...retryCount(key, fenced, options.maxRetries));
   }
   return violations;
+}
+
+/** Fenced calls accepted after a later lease was handed out, or after their own lease expired. */
+function staleAccepted({ key, leases, fenced }: KeyLog, tolerance: number): HistoryViolation[] {
+  const violations: HistoryViolation[] = [];
+  for (const call of fenced) {
+    if (call.outcome === "stale" || call.outcome === undefined) continue;
+    const lease = leases.find((l) => l.token === call.token);
+    const later = leases.find((l) => l.token > call.token && l.endedAt + tolerance < call.startedAt);
+    const expired = lease !== undefined && lease.expiresAt + tolerance < call.startedAt;
+    if (later !== undefined || expired) {
+      violations.push({
+        rule: "stale token accepted",
+        message: `${key}: ${call.op} with token ${call.token} at ${call.startedAt} was accepted, ${later ? `after token ${later.token} was handed out` : `after its lease expired at ${lease?.expiresAt}`}`,
+        events: [call, later ?? (lease as HistoryEvent)], // without a later lease, its own expired: it is known
+      });
+    }
+  }
+  return violations;
+}
+
+/**
+ * Adds that no lease handed out after they started handled to completion (a `done` after `forget`) or gave up
+ * (`retry` answered `false`), counting a call that may have answered so.
+ */
+function lostAdds({ key, adds, leases, fenced }: KeyLog, tolerance: number): HistoryViolation[] {
+  const handledBy = (token: number) =>
+    fenced.some(
+      (e) =>
+        e.token === token &&
+        ((e.op === "done" && maybe(e, "ok") && forgotten(fenced, token)) || (e.op === "retry" && maybe(e, false))),
+    );
+  return adds
+    .filter((add) => !leases.some((l) => l.endedAt > add.startedAt - tolerance && handledBy(l.token)))
+    .map((add) => ({
+      rule: "lost",
+      message: `${key}: the add at ${add.startedAt} was never handled nor given up`,
+      events: [add],
+    }));
 }
 
 /** Whether `call` answered `outcome`, or may have: its process died before it logged the answer. */

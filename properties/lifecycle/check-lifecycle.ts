@@ -7,7 +7,7 @@ import * as fc from "fast-check";
 import { ClockModel } from "../../model/index.js";
 import { OptionError } from "../core/errors.js";
 import { freshSeed, qualifyBase } from "../core/options.js";
-import { showValue } from "../core/render.js";
+import { encodeLifecycleReplay, readLifecycleReplay } from "../core/replay.js";
 import { defaultShrinkRuns, ShrinkBudget, type ShrinkStop } from "../core/shrink-budget.js";
 import { LifecycleRun, lifecycleViews } from "./actors.js";
 import { type LifecycleRule, lifecycleRules } from "./rules.js";
@@ -154,25 +154,6 @@ async function runLifecycle(
   }
 }
 
-/** What every lifecycle replay token starts with, before its first `:`. @internal */
-export const lifecyclePrefix = "lifecycle-1";
-
-/** The token of a run: `lifecycle-1:<seed>:<time|untimed>:<path>`. */
-function encode(seed: number, time: boolean, path: string): string {
-  return `${lifecyclePrefix}:${seed}:${time ? "time" : "untimed"}:${path}`;
-}
-
-/** Reads a token, refusing one made under another `time`. */
-function decode(token: string, time: boolean): { seed: number; path: string } {
-  const [head, seed, mode, ...path] = token.split(":");
-  const valid = head === lifecyclePrefix && /^-?\d+$/.test(seed ?? "") && (mode === "time" || mode === "untimed");
-  if (!valid || path.length === 0)
-    throw new OptionError(`Expected \`replay\` to be a lifecycle token, got ${showValue(token)}`);
-  if ((mode === "time") !== time)
-    throw new OptionError(`The replay token was made with \`time: ${!time}\`; this check runs with \`time: ${time}\``);
-  return { seed: Number(seed), path: path.join(":") };
-}
-
 /** What a queue offers, and what it lacks. */
 function featuresOf(queue: LifecycleSubject, time: boolean): { features: Features; missing: string[] } {
   const has = (name: PropertyKey) => typeof (queue as unknown as Record<PropertyKey, unknown>)[name] === "function";
@@ -225,7 +206,7 @@ export async function checkLifecycle(
     return { clock, queue: await factory({ maxRetries: 1, ...(clock ? { clock } : {}) }) };
   };
   const { features, missing } = featuresOf((await make()).queue, time);
-  const replay = options.replay === undefined ? undefined : decode(options.replay, time);
+  const replay = options.replay === undefined ? undefined : readLifecycleReplay(options.replay, time);
   const seed = replay?.seed ?? options.seed ?? freshSeed();
   const seen = new Set<string>();
   /** The shrinking budget, from the first failure on: the runs before it are not shrinking. */
@@ -262,7 +243,7 @@ export async function checkLifecycle(
     shrinks: details.numShrinks,
     minimal: budget?.stoppedBy === undefined,
     ...(budget?.stoppedBy === undefined ? {} : { stoppedBy: budget.stoppedBy }),
-    replay: encode(seed, time, details.counterexamplePath ?? ""),
+    replay: encodeLifecycleReplay({ seed, time, path: details.counterexamplePath ?? "" }),
   };
   return { ...base, verdict: "does not conform", counterexample };
 }

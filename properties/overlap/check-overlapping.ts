@@ -20,6 +20,7 @@ import {
   makeRun,
   type OverlapCall,
   OverlapTimeout,
+  ordersTried,
   showRun,
   Unexplained,
 } from "./runs.js";
@@ -78,6 +79,12 @@ export interface OverlappingOptions {
   readonly path?: string | undefined;
   /** With `path`: how many calls the check removed from that run. @internal */
   readonly removals?: number | undefined;
+  /**
+   * With `path`: how many times the run may be made again until it fails. A race of real threads (protocol v1's
+   * `concurrent` feature) may answer as some order would on one replay and not on the next; the counterexample says
+   * at which replay it failed (`replays`). @defaultValue 1 @internal
+   */
+  readonly attempts?: number | undefined;
 }
 
 /**
@@ -132,6 +139,8 @@ export interface OverlapCounterexample {
   readonly stoppedBy?: ShrinkStop | undefined;
   /** How long shrinking took, in milliseconds. */
   readonly shrinkMs: number;
+  /** Of a replay that may be made several times (`attempts`): the replay that failed, from 1. */
+  readonly replays?: number | undefined;
 }
 
 /** {@link OverlappingOptions} with every default filled: what the check reads. */
@@ -145,6 +154,7 @@ function qualify(options: OverlappingOptions) {
     shrinkRuns: options.shrinkRuns ?? defaultShrinkRuns,
     path: options.path,
     removals: options.removals,
+    attempts: options.attempts ?? 1,
   };
 }
 
@@ -186,31 +196,80 @@ export async function checkOverlapping<T>(
   }
   const budget = new ShrinkBudget(qualified.shrinkRuns, "runs", qualified.shrinkTimeMs);
   const start = performance.now();
-  const shrinking = async (drawn: Drawing) => {
-    budget.guard(); // the budget is spent: fast-check stops with the shortest failure so far
+  const replaying = qualified.path !== undefined;
+  const again = () => runAtPath(runsOf, replaying ? run : charged(run, budget), { seed, path, replaying });
+  let atPath = await again();
+  // A replay that passes is made again, up to its attempts: a race need not happen every time.
+  let replays = 1;
+  for (; replaying && atPath.failing === undefined && replays < qualified.attempts; replays++) atPath = await again();
+  // When the budget ran out before fast-check ran the failing run again, or the run passed this time, the survey's
+  // failure is reported as it was, unshrunk.
+  const failing = atPath.failing ?? surveyed;
+  if (failing === undefined) return { verdict: "conforms", ...tally, seed };
+  const { failure, removals } = await removeCalls(failing, run, budget, qualified.removals);
+  const counterexample = counterexampleOf(failure, {
+    path: atPath.path ?? path,
+    shrinks: atPath.shrinks + removals,
+    removals,
+    minimal: atPath.failing !== undefined && budget.stoppedBy === undefined,
+    stoppedBy: budget.stoppedBy,
+    shrinkMs: performance.now() - start,
+    ...(replaying && qualified.attempts > 1 ? { replays: { replays, attempts: qualified.attempts } } : {}),
+  });
+  return { verdict: "does not conform", ...tally, seed, counterexample };
+}
+
+/** `run`, charged to `budget`: once the budget is spent, fast-check stops with the shortest failure so far. */
+function charged(run: (drawn: Drawing) => Promise<void>, budget: ShrinkBudget): (drawn: Drawing) => Promise<void> {
+  return async (drawn) => {
+    budget.guard();
     budget.charge(1);
     await run(drawn);
   };
-  const replaying = qualified.path !== undefined;
-  const details = await fc.check(fc.asyncProperty(runsOf, replaying ? run : shrinking), {
+}
+
+/** What fast-check found running the run at a path again: the failure it shrank to, if the run failed again. */
+interface AtPath {
+  readonly failing?: Failing | undefined;
+  /** fast-check's path of that failure. */
+  readonly path?: string | undefined;
+  /** fast-check's shrinking steps. */
+  readonly shrinks: number;
+}
+
+/**
+ * Runs the run at `path` of the seed with fast-check, which shrinks it when it fails (unless `replaying`: a replay
+ * ends at the failure).
+ *
+ * @throws An error of the queue's factory or of the gate itself; fast-check interrupted by the budget before the
+ * failing run fails without one.
+ */
+async function runAtPath(
+  runsOf: fc.Arbitrary<Drawing>,
+  run: (drawn: Drawing) => Promise<void>,
+  { seed, path, replaying }: { seed: number; path: string; replaying: boolean },
+): Promise<AtPath> {
+  const details = await fc.check(fc.asyncProperty(runsOf, run), {
     seed,
     path,
     ...(replaying ? { endOnFailure: true } : {}),
   });
-  // An error of the queue's factory or of the gate itself is rethrown; fast-check interrupted by the budget before
-  // the failing run fails without one.
-  if (details.failed && !details.interrupted && !(details.errorInstance instanceof Unexplained)) {
-    throw details.errorInstance;
-  }
-  // When the budget ran out before fast-check ran the failing run again, or the run passed this time, the survey's
-  // failure is reported as it was, unshrunk.
-  const shrunk =
-    details.failed && details.errorInstance instanceof Unexplained
-      ? { failure: details.errorInstance, drawn: details.counterexample?.[0] as Drawing }
-      : surveyed;
-  if (shrunk === undefined) return { verdict: "conforms", ...tally, seed };
-  const { failure, removals } = await removeCalls(shrunk, run, budget, qualified.removals);
+  const failure = details.errorInstance;
+  if (details.failed && !details.interrupted && !(failure instanceof Unexplained)) throw failure;
+  if (!details.failed || !(failure instanceof Unexplained)) return { shrinks: details.numShrinks };
+  const failing = { failure, drawn: details.counterexample?.[0] as Drawing };
+  return { failing, path: details.counterexamplePath ?? undefined, shrinks: details.numShrinks };
+}
+
+/** The counterexample of `failure`, with how it was shrunk. */
+function counterexampleOf(
+  failure: Unexplained,
+  shrinking: Pick<OverlapCounterexample, "path" | "shrinks" | "removals" | "minimal" | "stoppedBy" | "shrinkMs"> & {
+    readonly replays?: { readonly replays: number; readonly attempts: number };
+  },
+): OverlapCounterexample {
   const { calls, maxRetries, why, round } = failure;
+  const tried = round === undefined ? [] : ordersTried(calls, maxRetries, round);
   const shown: OverlapCall[] = calls.map(({ round, call, afterPrevious, answer, invokedAt, answeredAt }) => ({
     round,
     call,
@@ -219,19 +278,32 @@ export async function checkOverlapping<T>(
     invokedAt,
     answeredAt,
   }));
-  const counterexample: OverlapCounterexample = {
-    detail: `overlapping calls (maxRetries ${maxRetries}): ${why}:\n${showRun(shown)}`,
+  const { stoppedBy, replays, ...shrunk } = shrinking;
+  const attempt = replays === undefined ? "" : `\n  failed at replay ${replays.replays} of up to ${replays.attempts}`;
+  return {
+    detail: `overlapping calls (maxRetries ${maxRetries}): ${why}:\n${showRun(shown)}${showTried(tried, round)}${attempt}`,
     maxRetries,
     calls: shown,
     ...(round === undefined ? {} : { round }),
-    path: (shrunk === surveyed ? undefined : details.counterexamplePath) ?? path,
-    shrinks: details.numShrinks + removals,
-    removals,
-    minimal: shrunk !== surveyed && budget.stoppedBy === undefined,
-    ...(budget.stoppedBy === undefined ? {} : { stoppedBy: budget.stoppedBy }),
-    shrinkMs: performance.now() - start,
+    path: shrunk.path,
+    shrinks: shrunk.shrinks,
+    removals: shrunk.removals,
+    minimal: shrunk.minimal,
+    ...(stoppedBy === undefined ? {} : { stoppedBy }),
+    shrinkMs: shrunk.shrinkMs,
+    ...(replays === undefined ? {} : { replays: replays.replays }),
   };
-  return { verdict: "does not conform", ...tally, seed, counterexample };
+}
+
+/** How many of the orders tried a report lists; the rest are counted. */
+const ordersShown = 12;
+
+/** The orders tried of the round that no order explains, under the run's calls: each up to its first wrong answer. */
+function showTried(tried: readonly string[], round: number | undefined): string {
+  if (tried.length === 0) return "";
+  const more = tried.length > ordersShown ? `\n    … and ${tried.length - ordersShown} more` : "";
+  const lines = tried.slice(0, ordersShown).map((order) => `\n    ${order}`);
+  return `\n  orders of round ${round} tried (${tried.length}), each up to its first answer the model does not give:${lines.join("")}${more}`;
 }
 
 /** A run that failed: its failure, as drawn, and its index in the survey. */

@@ -132,9 +132,15 @@ export async function makeRun<T>(drawn: Drawing, context: RunContext<T>): Promis
       previous = next;
       answers.push(next);
     }
-    // A round that does not answer in time is a finding about the queue here, not a breach of the driver.
-    await bounded(Promise.all(answers), context.timeoutMs, `round ${r + 1}`).catch((error: unknown) => {
-      throw error instanceof ProtocolBreach && error.kind === "timed out"
+    // A round that does not answer in time is a finding about the queue here, not a breach of the driver; a call
+    // that failed otherwise (a transport's breach) fails the run with its own error.
+    let failed: unknown;
+    const all = Promise.all(answers).catch((error: unknown) => {
+      failed = error;
+      throw error;
+    });
+    await bounded(all, context.timeoutMs, `round ${r + 1}`).catch((error: unknown) => {
+      throw error !== failed && error instanceof ProtocolBreach && error.kind === "timed out"
         ? new OverlapTimeout(`round ${r + 1}`)
         : error;
     });
@@ -151,7 +157,7 @@ function operationOf<T>(
   subject: Subject<T>,
 ): RunCall | undefined {
   if (drawn.verb === "get") return { verb: "get" };
-  if (drawn.verb === "size") return { verb: "size" };
+  if (drawn.verb === "size") return subject.size === undefined ? undefined : { verb: "size" };
   if (drawn.verb === "inFlight") return subject.inFlight === undefined ? undefined : { verb: "inFlight" };
   if (profile === "contract" && (drawn.verb === "done" || drawn.verb === "retry")) {
     if (held.length === 0) return undefined;
@@ -171,12 +177,63 @@ function modelAnswer(model: WorkQueueModel<unknown>, operation: RunCall): Answer
  * Whether some order of `calls` that keeps their real-time order gives every answer the model would: a search over
  * the orders, round by round (a round starts after the previous one answered), keeping the distinct model states
  * each round can end in. Answers the round at which no order is left.
+ *
+ * The search is exhaustive and bounded by the runs' shape: a round has at most 4 calls, so at most 4! = 24 orders
+ * are tried from each state a round can start in, and those states are the distinct end states of the round before.
  */
 export function firstUnexplainedRound(calls: readonly Made[], maxRetries: number): number | undefined {
+  return search(calls, maxRetries).round;
+}
+
+/**
+ * The orders of round `round` of `calls` that the search tried and the model refused, each as its calls up to the
+ * first whose answer differs from the model's, and what the model answers there: the evidence of a failure. Orders
+ * that read the same (two `get()`s that answered alike, swapped) are listed once.
+ * The caller's obligation: `round` is {@link firstUnexplainedRound}'s answer for `calls`.
+ */
+export function ordersTried(calls: readonly Made[], maxRetries: number, round: number): string[] {
+  const { starts } = search(calls, maxRetries, round);
+  const tried = new Set<string>();
+  const mine = calls.filter((c) => c.round === round);
+  for (const prefix of starts) {
+    const visit = (order: Made[], left: Made[]) => {
+      for (const candidate of left) {
+        if (left.some((other) => other !== candidate && other.answeredAt < candidate.invokedAt)) continue;
+        const attempt = [...order, candidate];
+        const model = modelOf(maxRetries, undefined);
+        for (const made of prefix) modelAnswer(model, made.operation);
+        for (const made of order) modelAnswer(model, made.operation);
+        const expected = modelAnswer(model, candidate.operation);
+        if (sameAnswer(expected, candidate.answer, false)) {
+          visit(
+            attempt,
+            left.filter((c) => c !== candidate),
+          );
+          continue;
+        }
+        const shown = attempt.map((c) => `${c.call} → ${showAnswer(c.answer)}`).join(", ");
+        tried.add(`${shown}, but the model answers ${showAnswer(expected)}`);
+      }
+    };
+    visit([], mine);
+  }
+  return [...tried];
+}
+
+/**
+ * The search of {@link firstUnexplainedRound}: the first round no order explains, if any, and the states (as the
+ * calls that lead to them) that round could start in — or, with `stop`, those round `stop` could start in.
+ */
+function search(
+  calls: readonly Made[],
+  maxRetries: number,
+  stop?: number,
+): { round: number | undefined; starts: Made[][] } {
   /** A model state reached: the calls that led to it, in order; the model is made again from them. */
   let states: Made[][] = [[]];
   const rounds = [...new Set(calls.map((c) => c.round))].sort((a, b) => a - b);
   for (const round of rounds) {
+    if (round === stop) return { round, starts: states };
     const mine = calls.filter((c) => c.round === round);
     const next = new Map<string, Made[]>();
     for (const prefix of states) {
@@ -199,10 +256,10 @@ export function firstUnexplainedRound(calls: readonly Made[], maxRetries: number
       };
       visit([], mine);
     }
-    if (next.size === 0) return round;
+    if (next.size === 0) return { round, starts: states };
     states = [...next.values()];
   }
-  return undefined;
+  return { round: undefined, starts: states };
 }
 
 /** The model after `order`, or `undefined` when some call of it answered otherwise than the model. */

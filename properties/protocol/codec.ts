@@ -24,10 +24,10 @@ export interface CallRequest {
 
 /**
  * The feature of protocol v1 a request of `op` needs, if any (docs/protocol.md, "Messages"): `len`; `shutdown` and
- * `shuttingDown`; and `addAfter`, `advance` and `waiting`, of `time`. Any other `op` needs none.
+ * `shuttingDown`; `addAfter`, `advance` and `waiting`, of `time`; and `metrics`. Any other `op` needs none.
  */
-export function featureOf(op: string): "len" | "shutdown" | "time" | undefined {
-  if (op === "len") return "len";
+export function featureOf(op: string): "len" | "shutdown" | "time" | "metrics" | undefined {
+  if (op === "len" || op === "metrics") return op;
   if (op === "shutdown" || op === "shuttingDown") return "shutdown";
   return op === "addAfter" || op === "advance" || op === "waiting" ? "time" : undefined;
 }
@@ -50,6 +50,7 @@ export const replyTo: Readonly<Record<RequestOp, Exclude<ReplyKind, "error">>> =
   addAfter: "ack",
   advance: "ack",
   waiting: "waiting",
+  metrics: "metrics",
 };
 
 /** How each kind of reply carries its value: written from the value, and read back from a well-formed reply. */
@@ -68,6 +69,10 @@ const carried: Readonly<Record<CarriedReply, { write(value: unknown): object; re
   waiting: {
     write: (value) => ({ ok: true, waiting: value }),
     read: (reply) => (reply as { waiting: number }).waiting,
+  },
+  metrics: {
+    write: (value) => ({ ok: true, metrics: value }),
+    read: (reply) => (reply as { metrics: object }).metrics,
   },
 };
 
@@ -99,6 +104,7 @@ export const viewRequests = {
   size: { op: "len" },
   shuttingDown: { op: "shuttingDown" },
   waiting: { op: "waiting" },
+  metrics: { op: "metrics" },
 } as const satisfies Readonly<Record<string, Request>>;
 
 /**

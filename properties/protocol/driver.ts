@@ -7,9 +7,11 @@
 import { ProtocolBreach } from "../core/breach.js";
 import type { Driver, Observation, Observe } from "../core/driver.js";
 import type { Views } from "../core/invariants.js";
-import type { Answer, Operation } from "../core/operation.js";
+import type { Operation } from "../core/operation.js";
 import { defaultTimeoutMs } from "../core/options.js";
-import { answerFromReply, opening, type Request, replyTo, requestFor, viewRequests } from "./codec.js";
+import { opening, type Request, requestFor, viewRequests } from "./codec.js";
+import { concurrentQueues } from "./concurrent.js";
+import { answerOf, opened } from "./replies.js";
 import { describeErrors, validators } from "./schema.js";
 import { Session } from "./session.js";
 
@@ -51,50 +53,33 @@ export interface ProtocolDriver extends Driver {
    * The features from the `hello` reply: `len` adds a `len` request after every call; `shutdown` adds `shutdown`
    * calls to the sequences, and a `shuttingDown` request after the first call of a run and after every `shutdown`;
    * `time` adds `addAfter` and `advance` calls, a `backoff` to some `new` requests, and a `waiting` request after
-   * every call.
+   * every call; `metrics`, with `time`, a `metrics` request after every call (without `time` it is not asked for);
+   * `concurrent` adds runs of concurrent rounds, requests with an `id` (see {@link Driver.concurrent}).
    */
   readonly features: readonly string[];
   /** Ends the child process and reaps it. */
   close(): Promise<void>;
 }
 
-/**
- * Checks that `reply` is a well-formed answer to `request`, and turns it into an answer: an `ok: false` reply is an
- * error answer, which the model never gives to a well-formed request, so the check reports it as a wrong answer.
- *
- * @throws ProtocolBreach when the reply is malformed.
- */
-function answerOf(request: Request, reply: unknown, session: Session): Answer {
-  if ((reply as { ok?: unknown } | null)?.ok === false && validators().reply.error(reply)) {
-    return answerFromReply(request, reply as object);
-  }
-  const validate = validators().reply[replyTo[request.op]];
-  if (!validate(reply)) {
-    const why = describeErrors(validate.errors);
-    const message = `the reply to ${JSON.stringify(request)} is malformed: ${why}; got ${JSON.stringify(reply)}`;
-    throw new ProtocolBreach("malformed reply", message, session.stderrTail);
-  }
-  return answerFromReply(request, reply as object);
-}
-
 /** A view that a request reads, with the request. */
 interface ViewRequest {
-  readonly view: "size" | "shuttingDown" | "waiting";
+  readonly view: "size" | "shuttingDown" | "waiting" | "metrics";
   readonly request: Request;
 }
 
 /**
- * The value of a view from its reply: `len` gives the size, `shuttingDown` the flag.
+ * The value of a view from its reply: `len` gives the size, `shuttingDown` the flag, `waiting` the count, `metrics`
+ * the reading.
  *
  * @throws ProtocolBreach when the reply is malformed or refuses: the implementation announced the feature.
  */
-function viewOf(asked: ViewRequest, reply: unknown, session: Session): number | boolean {
+function viewOf(asked: ViewRequest, reply: unknown, session: Session): Views[ViewRequest["view"]] {
   const answer = answerOf(asked.request, reply, session);
   if (answer.kind === "error") {
     const message = `announced the request ${JSON.stringify(asked.request)} but answered ${JSON.stringify(reply)}`;
     throw new ProtocolBreach("refused", message, session.stderrTail);
   }
-  return answer.value as number | boolean;
+  return answer.value as Views[ViewRequest["view"]];
 }
 
 /**
@@ -148,21 +133,6 @@ export async function connect(
   return protocolDriver(session, hello.name, hello.features, options.pipeline ?? true);
 }
 
-/**
- * Checks the reply to `new`: a queue that cannot be made cannot be checked.
- *
- * @throws ProtocolBreach when the reply is malformed or refuses.
- */
-function opened(request: Request, reply: unknown, session: Session): void {
-  if (answerOf(request, reply, session).kind === "error") {
-    throw new ProtocolBreach(
-      "refused",
-      `refused ${JSON.stringify(request)}: ${JSON.stringify(reply)}`,
-      session.stderrTail,
-    );
-  }
-}
-
 /** The driver over a session that has shaken hands. */
 function protocolDriver(
   session: Session,
@@ -173,14 +143,17 @@ function protocolDriver(
   const withLen = features.includes("len");
   const withShutdown = features.includes("shutdown");
   const withTime = features.includes("time");
+  // §19's durations are comparable on the fake clock only, as in process (docs/spec.md §18.8).
+  const withMetrics = withTime && features.includes("metrics");
   /**
    * The requests of one step, built once: the call, then the views read after it — the size after every call, the
-   * flag after the first call and after every shutdown.
+   * flag after the first call and after every shutdown, the waiting count and the metrics after every call.
    */
   const viewsOf = (flag: boolean): readonly ViewRequest[] => [
     ...(withLen ? [{ view: "size", request: viewRequests.size } as const] : []),
     ...(withShutdown && flag ? [{ view: "shuttingDown", request: viewRequests.shuttingDown } as const] : []),
     ...(withTime ? [{ view: "waiting", request: viewRequests.waiting } as const] : []),
+    ...(withMetrics ? [{ view: "metrics", request: viewRequests.metrics } as const] : []),
   ];
   const [plainViews, flagViews] = [viewsOf(false), viewsOf(true)];
   const stepOf = (operation: Operation, index: number): { call: Request; views: readonly ViewRequest[] } => {
@@ -193,7 +166,7 @@ function protocolDriver(
   ];
   /** The observation of one step from its replies, which start at `from`, in the order of its requests. */
   const observation = (step: ReturnType<typeof stepOf>, replies: readonly unknown[], from = 0): Observation => {
-    const views: Record<string, number | boolean> = {};
+    const views: Record<string, Views[ViewRequest["view"]]> = {};
     for (let i = 0; i < step.views.length; i++) {
       const asked = step.views[i] as ViewRequest;
       views[asked.view] = viewOf(asked, replies[from + i + 1], session);
@@ -205,8 +178,10 @@ function protocolDriver(
     features,
     // Pipelined, the next runs are written while one is verified; in lock step, one run at a time.
     lookahead: pipeline ? 32 : 0,
-    offers: ["size", "shuttingDown", "waiting"],
+    // Every view protocol v1 can carry: one that a timed implementation did not announce is listed as checked without.
+    offers: ["size", "shuttingDown", "waiting", "metrics"],
     close: () => session.close(),
+    ...(features.includes("concurrent") ? { concurrent: concurrentQueues(session, features) } : {}),
     async start(maxRetries, plan, backoff): Promise<Observe> {
       const request = opening(maxRetries, backoff);
       if (!pipeline) {

@@ -33,6 +33,34 @@ function reply(title: string, properties: Record<string, object> = {}) {
 
 const item = { type: "string" } as const;
 
+/** A count of docs/spec.md §19: a non-negative integer. */
+const count = { type: "integer", minimum: 0 } as const;
+
+/** A time of docs/spec.md §19 in milliseconds: a non-negative number, fractions allowed. */
+const ms = { type: "number", minimum: 0 } as const;
+
+/** A duration metric of docs/spec.md §19.3 and §19.4: how many observations, and their sum in milliseconds. */
+const observations = {
+  type: "object",
+  properties: { count, sumMs: ms },
+  required: ["count", "sumMs"],
+} as const;
+
+/** The metrics of docs/spec.md §19, in the shape of `WorkQueueMetrics` (and of the model's reading). */
+const metrics = {
+  type: "object",
+  properties: {
+    depth: count,
+    adds: count,
+    retries: count,
+    queueDuration: observations,
+    workDuration: observations,
+    unfinishedWorkMs: ms,
+    longestRunningMs: ms,
+  },
+  required: ["depth", "adds", "retries", "queueDuration", "workDuration", "unfinishedWorkMs", "longestRunningMs"],
+} as const;
+
 /**
  * A JSON Schema (draft-07), as a plain object.
  *
@@ -41,8 +69,8 @@ const item = { type: "string" } as const;
 export type JsonSchema = Readonly<Record<string, unknown>>;
 
 /**
- * The `op`s of protocol v1's requests; `len`, `shutdown` and `shuttingDown`, and `addAfter`, `advance` and `waiting`
- * (the `time` feature), belong to announced features.
+ * The `op`s of protocol v1's requests; `len`, `shutdown` and `shuttingDown`, `addAfter`, `advance` and `waiting`
+ * (the `time` feature), and `metrics` (the `metrics` feature, read only with `time`) belong to announced features.
  *
  * @internal
  */
@@ -59,14 +87,15 @@ export type RequestOp =
   | "shuttingDown"
   | "addAfter"
   | "advance"
-  | "waiting";
+  | "waiting"
+  | "metrics";
 
 /**
  * The kinds of reply of protocol v1.
  *
  * @internal
  */
-export type ReplyKind = "hello" | "ack" | "get" | "retry" | "len" | "value" | "waiting" | "error";
+export type ReplyKind = "hello" | "ack" | "get" | "retry" | "len" | "value" | "waiting" | "metrics" | "error";
 
 /**
  * The schema of every request the gate sends, by `op`.
@@ -105,6 +134,7 @@ export const requestSchemas: Readonly<Record<RequestOp, JsonSchema>> = {
   addAfter: request("addAfter", { item, delayMs: { type: "number" } }),
   advance: request("advance", { ms: { type: "number", minimum: 0 } }),
   waiting: request("waiting"),
+  metrics: request("metrics"),
 };
 
 /**
@@ -127,6 +157,7 @@ export const replySchemas: Readonly<Record<ReplyKind, JsonSchema>> = {
   len: reply("len reply", { len: { type: "integer", minimum: 0 } }),
   value: reply("shuttingDown reply", { value: { type: "boolean" } }),
   waiting: reply("waiting reply", { waiting: { type: "integer", minimum: 0 } }),
+  metrics: reply("metrics reply", { metrics }),
   error: {
     $schema: dialect,
     title: "error reply: the request was not carried out",
@@ -136,12 +167,37 @@ export const replySchemas: Readonly<Record<ReplyKind, JsonSchema>> = {
   },
 };
 
+/**
+ * The `id` that a request carries in a concurrent round, and its reply with it (the `concurrent` feature): each is
+ * also valid under the schema of its `op`, or of its kind of reply.
+ *
+ * @internal
+ */
+export const concurrentSchemas: Readonly<Record<"request" | "reply", JsonSchema>> = {
+  request: {
+    $schema: dialect,
+    title: "concurrent request: a call request of add, get, done, retry, forget or len, with an id",
+    type: "object",
+    properties: { op: { enum: ["add", "get", "done", "retry", "forget", "len"] }, id: { type: "integer", minimum: 0 } },
+    required: ["op", "id"],
+  },
+  reply: {
+    $schema: dialect,
+    title: "concurrent reply: the reply to a concurrent request, with its id",
+    type: "object",
+    properties: { id: { type: "integer", minimum: 0 } },
+    required: ["id"],
+  },
+};
+
 /** The compiled validators of every reply and request schema. */
 export interface Validators {
   /** By kind of reply. */
   readonly reply: Readonly<Record<ReplyKind, ValidateFunction>>;
   /** By `op` (for implementations that serve the protocol). */
   readonly request: Readonly<Record<RequestOp, ValidateFunction>>;
+  /** The `id` of a request of a concurrent round, and of its reply. */
+  readonly concurrent: Readonly<Record<"request" | "reply", ValidateFunction>>;
 }
 
 let compiled: Validators | undefined;
@@ -159,7 +215,11 @@ export function validators(): Validators {
     Object.fromEntries(
       Object.entries(schemas).map(([name, schema]) => [name, ajv.compile(schema as object)]),
     ) as Record<K, ValidateFunction>;
-  compiled = { reply: compile(replySchemas), request: compile(requestSchemas) };
+  compiled = {
+    reply: compile(replySchemas),
+    request: compile(requestSchemas),
+    concurrent: compile(concurrentSchemas),
+  };
   return compiled;
 }
 

@@ -1,5 +1,7 @@
 /**
- * A JSON-lines session with a child process: requests on its stdin, one reply line each on its stdout, in order.
+ * A JSON-lines session with a child process: requests on its stdin, one reply line each on its stdout, in order —
+ * or, for requests that carry an `id` (the `concurrent` feature, docs/protocol.md), in any order, each reply
+ * carrying its request's `id`.
  * It never hangs and never leaves the child behind: every reply has a deadline, and `close` reaps the process. The
  * deadline counts only time in which the gate was ready to read (see `Deadline`), so a busy gate never blames the
  * implementation for its own stall.
@@ -18,6 +20,14 @@ interface Batch {
   readonly reject: (error: Error) => void;
 }
 
+/** A request that carries an `id`, waiting for the reply with that `id`. */
+interface Tagged {
+  /** The request line. */
+  readonly line: string;
+  readonly resolve: (reply: unknown) => void;
+  readonly reject: (error: Error) => void;
+}
+
 /** How much of the child's stderr is kept for the report. */
 const stderrKept = 4096;
 
@@ -26,6 +36,10 @@ export class Session {
   readonly #child: ChildProcessWithoutNullStreams;
   /** Batches written and not yet fully answered, oldest first. */
   readonly #pending: Batch[] = [];
+  /** Requests with an `id` written and not yet answered, by `id`. */
+  readonly #tagged = new Map<number, Tagged>();
+  /** Requests with an `id` to be written together once the current task ends (see `call`). */
+  #unwritten: string[] = [];
   /**
    * The deadline of the oldest unanswered request, counted from the last reply or from the first request of an idle
    * session; while the implementation starts, the start-up deadline (see `started`).
@@ -85,7 +99,12 @@ export class Session {
   started(timeoutMs: number): void {
     this.#deadline.disarm();
     this.#deadline = this.#deadlineOf(timeoutMs);
-    if (this.#pending.length > 0) this.#deadline.arm();
+    if (this.#awaiting) this.#deadline.arm();
+  }
+
+  /** Whether a reply is awaited. */
+  get #awaiting(): boolean {
+    return this.#pending.length > 0 || this.#tagged.size > 0;
   }
 
   /** The last lines the implementation wrote to stderr. */
@@ -111,6 +130,36 @@ export class Session {
     return answered;
   }
 
+  /**
+   * Writes `request`, which carries a numeric `id` that no unanswered request has, and resolves with the reply that
+   * carries the same `id`, whenever it comes. The requests of one task (a round's calls, made without waiting) go
+   * out in one write once the task ends, so that the implementation reads them together. Each reply must come
+   * within the timeout of the one before it (or of the write). The caller's obligation: no request without an `id`
+   * is unanswered meanwhile.
+   */
+  call(request: { readonly id: number }): Promise<unknown> {
+    const line = JSON.stringify(request);
+    const answered = new Promise<unknown>((resolve, reject) => {
+      this.#tagged.set(request.id, { line, resolve, reject });
+    });
+    if (this.#failure !== undefined) this.#fail(this.#failure);
+    else {
+      if (this.#unwritten.length === 0) queueMicrotask(() => this.#flush());
+      this.#unwritten.push(line);
+    }
+    return answered;
+  }
+
+  /** Writes the requests with an `id` that `call` holds, in one write. */
+  #flush(): void {
+    const lines = this.#unwritten;
+    this.#unwritten = [];
+    if (this.#failure !== undefined) return;
+    if (this.#tagged.size === lines.length) this.#deadline.progress();
+    this.#child.stdin.write(`${lines.join("\n")}\n`);
+    this.#deadline.arm();
+  }
+
   /** Ends the child's stdin, gives it a moment to exit, then kills it; resolves once it is reaped. */
   async close(): Promise<void> {
     this.#fail(new Error("the session is closed"));
@@ -121,6 +170,10 @@ export class Session {
   }
 
   #onLine(line: string): void {
+    if (this.#pending.length === 0 && this.#tagged.size > 0) {
+      this.#onTagged(line);
+      return;
+    }
     const head = this.#pending[0];
     if (head === undefined) {
       this.#breach("unasked output", `printed a line nobody asked for: ${line}`);
@@ -141,14 +194,39 @@ export class Session {
     head.resolve(head.replies);
   }
 
+  /** A reply to a request with an `id`: it must be JSON and carry the `id` of an unanswered request. */
+  #onTagged(line: string): void {
+    this.#deadline.progress();
+    let reply: unknown;
+    try {
+      reply = JSON.parse(line);
+    } catch (error) {
+      this.#breach(
+        "malformed reply",
+        `a reply to a request with an id is not JSON (${(error as Error).message}): ${line}`,
+      );
+      return;
+    }
+    const id = (reply as { id?: unknown } | null)?.id;
+    const waiting = typeof id === "number" ? this.#tagged.get(id) : undefined;
+    if (waiting === undefined) {
+      const awaited = [...this.#tagged.keys()].join(", ");
+      this.#breach("malformed reply", `a reply must carry the id of a request awaiting one (${awaited}): ${line}`);
+      return;
+    }
+    this.#tagged.delete(id as number);
+    waiting.resolve(reply);
+  }
+
   /** A deadline of `timeoutMs` for the oldest unanswered request, which breaks the session when it passes. */
   #deadlineOf(timeoutMs: number): Deadline {
     return new Deadline(
       timeoutMs,
-      () => this.#pending.length > 0,
+      () => this.#awaiting,
       () => {
-        const head = this.#pending[0] as Batch;
-        this.#breach("timed out", `no reply to ${head.lines[head.replies.length]} within ${timeoutMs} ms`);
+        const head = this.#pending[0];
+        const request = head === undefined ? [...this.#tagged.values()][0]?.line : head.lines[head.replies.length];
+        this.#breach("timed out", `no reply to ${request} within ${timeoutMs} ms`);
       },
     );
   }
@@ -164,5 +242,7 @@ export class Session {
     this.#failure ??= error;
     this.#deadline.disarm();
     for (const pending of this.#pending.splice(0)) pending.reject(this.#failure);
+    for (const tagged of this.#tagged.values()) tagged.reject(this.#failure);
+    this.#tagged.clear();
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The one-line helper that adds the lifecycle check to someone else's test suite.
  */
-import { checkLifecycle, type LifecycleOptions, lifecyclePrefix } from "../lifecycle/check-lifecycle.js";
+import { isLifecycleReplay } from "../core/replay.js";
+import { checkLifecycle, type LifecycleOptions } from "../lifecycle/check-lifecycle.js";
 import type { LifecycleFactory } from "../lifecycle/scenario.js";
 import {
   callSite,
@@ -25,7 +26,7 @@ function fromEnvironment(options: LifecycleOptions): LifecycleOptions {
   const seed = process.env.WORKQUEUE_SEED;
   return {
     ...options,
-    replay: options.replay ?? (token?.startsWith(`${lifecyclePrefix}:`) ? token : undefined),
+    replay: options.replay ?? (token !== undefined && isLifecycleReplay(token) ? token : undefined),
     seed: options.seed ?? (seed === undefined ? undefined : Number(seed)),
   };
 }

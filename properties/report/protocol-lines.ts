@@ -11,7 +11,7 @@ const line = (arrow: "→" | "←", message: object) => `${arrow} ${JSON.stringi
 
 /**
  * A counterexample as protocol v1 lines: each request (`→`) and the reply the model expects (`←`), with the `len`
- * (and `waiting`) that followed where the implementation showed it, ready to paste into a unit test of an
+ * (and `waiting` and `metrics`) that followed where the implementation showed it, ready to paste into a unit test of an
  * implementation in any language.
  */
 export function protocolLines(counterexample: {
@@ -23,7 +23,7 @@ export function protocolLines(counterexample: {
   for (const step of counterexample.steps) {
     const request = requestFor(step.operation);
     lines.push(line("→", request), line("←", replyToAnswer(request.op, step.expected)));
-    for (const view of ["size", "waiting"] as const) {
+    for (const view of ["size", "waiting", "metrics"] as const) {
       if (step.actualViews[view] === undefined) continue;
       const asked = viewRequests[view];
       const value = step.expectedViews[view];

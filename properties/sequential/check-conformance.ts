@@ -4,13 +4,11 @@
  */
 import { ClockModel } from "../../model/index.js";
 import { inProcess } from "../core/driver.js";
-import { invariants } from "../core/invariants.js";
-import { encodeReplay, type Replay } from "../core/replay.js";
 import { isThenable, type SubjectFactory } from "../core/subject.js";
-import { checkOverlapping, linearizable, type OverlappingReport } from "../overlap/check-overlapping.js";
 import { checkSequential } from "./conformance.js";
-import { type ConformanceOptions, inProcessDefaults, type QualifiedOptions, qualify, tokenOptions } from "./options.js";
-import { type ConformanceReport, type Counterexample, overlapReplay } from "./report.js";
+import { type ConformanceOptions, inProcessDefaults, qualify } from "./options.js";
+import { composed, notRun, overlapping } from "./overlap-part.js";
+import { type ConformanceReport, overlapReplay } from "./report.js";
 
 /**
  * Checks that the queues `factory` makes answer as the model does and keep every invariant of [docs/spec.md §10](../../docs/spec.md#§10-invariants),
@@ -59,77 +57,4 @@ export async function answersPromises<T>(factory: SubjectFactory<T>, time: boole
   if (!isThenable(answer)) return false;
   await Promise.resolve(answer).then(undefined, () => undefined);
   return true;
-}
-
-/** The overlapping runs of a check, or the one run at `path` of a replay. */
-function overlapping<T>(
-  factory: SubjectFactory<T>,
-  options: QualifiedOptions,
-  replay: Pick<Replay, "path" | "removals"> | undefined,
-): Promise<OverlappingReport> {
-  return checkOverlapping(factory, {
-    profile: options.profile,
-    runs: options.runs,
-    seed: options.seed,
-    items: options.items.few,
-    finiteMaxRetries: options.finiteMaxRetries,
-    shrinkTimeMs: options.shrinkTimeMs,
-    timeoutMs: options.timeoutMs,
-    time: options.time,
-    path: replay?.path,
-    removals: replay?.removals,
-  });
-}
-
-/** The sequential report of a replay of overlapping calls, which runs no sequence. */
-function notRun(options: QualifiedOptions): ConformanceReport {
-  return {
-    verdict: "conforms",
-    profile: options.profile,
-    runs: 0,
-    commands: 0,
-    invariants,
-    seed: options.seed,
-    items: options.universe,
-    unchecked: [],
-  };
-}
-
-/**
- * The sequential report with the overlapping check's: its runs beside the sequences', and its counterexample, if
- * any, as the report's, named by the rule it broke (§10.8) and with a token that replays it.
- */
-function composed(
-  sequential: ConformanceReport,
-  overlap: OverlappingReport,
-  options: QualifiedOptions,
-): ConformanceReport {
-  const report = { ...sequential, overlapping: { runs: overlap.runs, commands: overlap.commands } };
-  const found = overlap.counterexample;
-  if (found === undefined) return report;
-  const counterexample: Counterexample = {
-    invariant: linearizable,
-    detail: found.detail,
-    maxRetries: found.maxRetries,
-    steps: [],
-    shrinks: found.shrinks,
-    minimal: found.minimal,
-    ...(found.stoppedBy === undefined ? {} : { stoppedBy: found.stoppedBy }),
-    shrinkMs: found.shrinkMs,
-    shrinkCalls: options.shrinkCalls,
-    shrinkTimeMs: options.shrinkTimeMs,
-    shrinkRuns: overlap.runs,
-    shrinkCommands: overlap.commands,
-    replay: encodeReplay({
-      ...tokenOptions(options),
-      seed: options.seed,
-      path: found.path,
-      replayPath: overlapReplay,
-      removals: found.removals,
-      minimal: found.minimal,
-    }),
-    overlapping: found.calls,
-    ...(found.round === undefined ? {} : { round: found.round }),
-  };
-  return { ...report, verdict: "does not conform", counterexample };
 }

@@ -9,6 +9,7 @@ import { invariants } from "../core/invariants.js";
 import { isThenable } from "../core/subject.js";
 import { probeIndependence } from "./independence.js";
 import { type ConformanceOptions, driverDefaults, type QualifiedOptions, qualify } from "./options.js";
+import { composed, notRun, overlapping } from "./overlap-part.js";
 import { type ConformanceReport, type Counterexample, overlapReplay, type UncheckedView } from "./report.js";
 import { runsFrom } from "./runs.js";
 import { limitsOf, shrink, tokenOf } from "./shrink.js";
@@ -68,14 +69,39 @@ function watched(driver: Driver, seen: Set<string>): Driver {
  *
  * @public
  */
-export function checkDriver(subject: Driver, options: ConformanceOptions = {}): Promise<ConformanceReport> {
+export async function checkDriver(subject: Driver, options: ConformanceOptions = {}): Promise<ConformanceReport> {
   const qualified = qualify(options, driverDefaults);
+  const { concurrent } = subject;
   if (qualified.replay?.replayPath === overlapReplay) {
-    throw new OptionError(
-      "The replay token replays overlapping calls (§10.8), which only checkConformance makes, in process: replay it there",
+    if (concurrent === undefined) {
+      throw new OptionError(
+        "The replay token replays overlapping calls (§10.8), which only checkConformance makes in process, or checkDriver on a driver with concurrent queues (protocol v1's `concurrent` feature): replay it there",
+      );
+    }
+    return composed(
+      notRun(qualified),
+      await overlapping(concurrent, overOwnDeadline(qualified), qualified.replay),
+      qualified,
     );
   }
-  return checkSequential(subject, qualified);
+  const report = await checkSequential(subject, qualified);
+  if (report.verdict !== "conforms" || qualified.replay !== undefined || concurrent === undefined) return report;
+  return composed(report, await overlapping(concurrent, overOwnDeadline(qualified), undefined), qualified);
+}
+
+/**
+ * How many times a replay of a driver's concurrent run is made until it fails: a race of real threads need not
+ * happen on every replay (docs/protocol.md, "Concurrent rounds").
+ */
+export const concurrentReplays = 10;
+
+/**
+ * The options of the overlapping runs of a driver's concurrent queues: their `maxRetries` finite (no transport
+ * carries `Infinity`), a round given twice the timeout, so that a silent implementation is found by the driver's
+ * own deadline on each reply, a breach, before the round's, and a replay made up to {@link concurrentReplays} times.
+ */
+function overOwnDeadline(options: QualifiedOptions): QualifiedOptions & { readonly attempts: number } {
+  return { ...options, finiteMaxRetries: true, timeoutMs: 2 * options.timeoutMs, attempts: concurrentReplays };
 }
 
 /**

@@ -196,12 +196,12 @@ function assertPositive(name: string, ms: unknown): asserts ms is number {
  * tokens that refuse a late call ([docs/spec.md §20](../../docs/spec.md#§20-leases-on-postgresql)).
  *
  * @remarks
- * Every verb is one statement, so one transaction: it happens entirely or not at all. The `add`s, and the `done`s,
- * made while one of theirs is in flight go out together as the next statement, each answering its own result (§20.1). What a handler may assume is
- * in §20.7: an item is processed at least once, and never by two live leases at once; a holder that stalls past
- * its lease can still be running when another worker gets the item, so writes downstream should carry the token.
- * Not supported yet: rate limiters other than the exponential backoff, metrics and `for await` (§20.11). The tables
- * must exist: call {@link migrate} first.
+ * Every verb is one statement, so one transaction: it happens entirely or not at all. The `add`s, `get`s, `done`s,
+ * `retry`s and `forget`s made while one of their kind is in flight go out together as the next statement, each
+ * answering its own result (§20.1). What a handler may assume is in §20.7: an item is processed at least once, and
+ * never by two live leases at once; a holder that stalls past its lease can still be running when another worker
+ * gets the item, so writes downstream should carry the token. Not supported yet: rate limiters other than the
+ * exponential backoff, and metrics (§20.11). The tables must exist: call {@link migrate} first.
  *
  * @public
  * @example
@@ -260,18 +260,11 @@ export class PostgresWorkQueue {
     return items.map(() => undefined);
   });
   /** The dones that arrive while one is in flight go out together; each answers `ok` or `stale`. One alone is `done`. */
-  readonly #dones = new Batcher<Lease, unknown>(async (leases) => {
-    const [lease] = leases as [Lease];
-    if (leases.length === 1) {
-      const values = [this.name, lease.item, lease.token, this.#now()];
-      const [row] = (await this.#call("done", "done($1, $2, $3, $4)", values)) as [{ done: unknown }];
-      return [row.done];
-    }
-    const items = leases.map((each) => each.item);
-    const tokens = leases.map((each) => each.token);
-    const rows = await this.#call("done", "done_many($1, $2, $3, $4)", [this.name, items, tokens, this.#now()]);
-    return rows.map((row) => row.answer);
-  });
+  readonly #dones = this.#finishing("done", () => []);
+  /** The retries likewise, each answering `requeued`, `gave up` or `stale`; several are one `retry_many`. */
+  readonly #retries = this.#finishing("retry", () => [this.maxRetries, ...this.#backoff]);
+  /** The forgets likewise, each answering `ok` or `stale`; several are one `forget_many`. */
+  readonly #forgets = this.#finishing("forget", () => []);
 
   /** The gets that arrive while one is in flight go out together, each answering its own lease or `undefined`. */
   readonly #gets = this.#getting("get");
@@ -378,6 +371,33 @@ export class PostgresWorkQueue {
   /** A `get` made for `verb`, the call an error names: it goes out with the others of that verb in flight beside it. */
   #get(verb: "get" | "take"): Promise<Lease | undefined> {
     return (verb === "get" ? this.#gets : this.#takes).call(undefined);
+  }
+
+  /**
+   * Batches the calls of `verb` with a lease: one alone is the function `verb`, several are one `verb_many` applying
+   * each in the order made. Each answers the function's text (`stale` when the lease was refused, §20.4). `extra` are
+   * the values after the time, read when the statement goes out.
+   */
+  #finishing(verb: "done" | "retry" | "forget", extra: () => readonly unknown[]): Batcher<Lease, unknown> {
+    return new Batcher(async (leases) => {
+      const after = extra();
+      const places = Array.from({ length: 4 + after.length }, (_, i) => `$${i + 1}`).join(", ");
+      const [lease] = leases as [Lease];
+      if (leases.length === 1) {
+        const [row] = await this.#call(verb, `${verb}(${places})`, [
+          this.name,
+          lease.item,
+          lease.token,
+          this.#now(),
+          ...after,
+        ]);
+        return [row?.[verb]];
+      }
+      const items = leases.map((each) => each.item);
+      const tokens = leases.map((each) => each.token);
+      const rows = await this.#call(verb, `${verb}_many(${places})`, [this.name, items, tokens, this.#now(), ...after]);
+      return rows.map((row) => row.answer);
+    });
   }
 
   /** Batches the gets made for `verb`: one alone is `get`; several are one `get_many`, the first call given the head. */
@@ -592,34 +612,39 @@ export class PostgresWorkQueue {
    *   superseded or was done throws {@link StaleLeaseError} (§20.4): call `retry` and `forget` before `done`.
    */
   async done(lease: Lease): Promise<void> {
+    await this.#finish(this.#dones, "done", lease);
+  }
+
+  /** Sends `lease` with the calls of `verb` waiting beside it; its answer, or a {@link StaleLeaseError} for `stale`. */
+  async #finish(calls: Batcher<Lease, unknown>, verb: string, lease: Lease): Promise<unknown> {
     assertLease(lease);
-    if ((await this.#dones.call(lease)) === "stale") throw new StaleLeaseError("done", lease.item, lease.token);
+    const answer = await calls.call(lease);
+    if (answer === "stale") throw new StaleLeaseError(verb, lease.item, lease.token);
+    return answer;
   }
 
   /**
    * [§7](../../docs/spec.md#§7): counts a failure; `true` when the item will be processed again, `false` on give-up.
+   * Made while another `retry` of this queue object is in flight, it goes out with the others made meanwhile, in one
+   * statement (§20.1), and resolves once that statement committed.
    *
    * @param lease - What `get` or `take` answered, or `{ item, token: 0 }` holding none. A lease that expired, was
    *   superseded or was done throws {@link StaleLeaseError} (§20.4): call `retry` and `forget` before `done`.
    */
   async retry(lease: Lease): Promise<boolean> {
-    const [baseMs, maxMs] = this.#backoff;
-    const answer = await this.#fenced("retry", lease, "retry($1, $2, $3, $4, $5, $6, $7)", [
-      this.maxRetries,
-      baseMs,
-      maxMs,
-    ]);
-    return answer === "requeued";
+    return (await this.#finish(this.#retries, "retry", lease)) === "requeued";
   }
 
   /**
-   * [§8](../../docs/spec.md#§8): resets the item's failure count.
+   * [§8](../../docs/spec.md#§8): resets the item's failure count. Made while another `forget` of this queue object
+   * is in flight, it goes out with the others made meanwhile, in one statement (§20.1), and resolves once that
+   * statement committed.
    *
    * @param lease - What `get` or `take` answered, or `{ item, token: 0 }` holding none. A lease that expired, was
    *   superseded or was done throws {@link StaleLeaseError} (§20.4): call `retry` and `forget` before `done`.
    */
   async forget(lease: Lease): Promise<void> {
-    await this.#fenced("forget", lease, "forget($1, $2, $3, $4)", []);
+    await this.#finish(this.#forgets, "forget", lease);
   }
 
   /**

@@ -381,6 +381,18 @@ begin
   return 'requeued';
 end $$;
 
+-- The retries a process sent together (§20.1): each as retry answers it, in their order.
+create or replace function ${s}.retry_many(p_queue text, p_items text[], p_tokens bigint[], p_now double precision,
+    p_max_retries double precision, p_base double precision, p_max double precision)
+returns table (answer text)
+language plpgsql as $$
+begin
+  for i in 1 .. cardinality(p_items) loop
+    answer := ${s}.retry(p_queue, p_items[i], p_tokens[i], p_now, p_max_retries, p_base, p_max);
+    return next;
+  end loop;
+end $$;
+
 -- §8. A live lease, not expired by now, is one statement that is its own fence (§20.4): its item is in flight, so
 -- its row stays, and nothing else changes (§20.6, as done's common case).
 create or replace function ${s}.forget(p_queue text, p_item text, p_token bigint, p_now double precision) returns text
@@ -398,6 +410,17 @@ begin
   end if;
   perform ${s}.tidy(p_queue, p_item);
   return 'stale';
+end $$;
+
+-- The forgets a process sent together (§20.1): each as forget answers it, in their order.
+create or replace function ${s}.forget_many(p_queue text, p_items text[], p_tokens bigint[], p_now double precision)
+returns table (answer text)
+language plpgsql as $$
+begin
+  for i in 1 .. cardinality(p_items) loop
+    answer := ${s}.forget(p_queue, p_items[i], p_tokens[i], p_now);
+    return next;
+  end loop;
 end $$;
 
 -- §20.5: a live lease lasts p_lease_ms more from now; the answer is its new expiry, or null when it is not live. A

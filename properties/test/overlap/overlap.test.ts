@@ -6,8 +6,9 @@
  */
 import { describe, expect, test } from "vitest";
 import { WorkQueue } from "../../../src/index.js";
+import { ProtocolBreach } from "../../core/breach.js";
 import { checkOverlapping } from "../../overlap/check-overlapping.js";
-import { firstUnexplainedRound } from "../../overlap/runs.js";
+import { firstUnexplainedRound, ordersTried } from "../../overlap/runs.js";
 import { formatReport } from "../../report/text.js";
 import { checkConformance } from "../../sequential/check-conformance.js";
 import { expectConforms, runs, seed } from "../settings.js";
@@ -138,4 +139,62 @@ describe("the search for an order", () => {
     expect(firstUnexplainedRound(calls, 1)).toBe(4);
     expect(firstUnexplainedRound(calls.slice(0, 4), 1)).toBeUndefined();
   });
+  test("the orders tried of an unexplained round: each up to its first wrong answer, with the model's, listed once", () => {
+    const calls = [
+      made(1, 'add("a")', { verb: "add", item: "a" }, undefined, 0, 1),
+      made(2, "get()", { verb: "get" }, "a", 2, 5),
+      made(2, "get()", { verb: "get" }, "a", 3, 4),
+    ];
+    expect(firstUnexplainedRound(calls, 1)).toBe(2);
+    expect(ordersTried(calls, 1, 2)).toEqual(['get() → "a", get() → "a", but the model answers undefined']);
+  });
+  test("the orders tried start from every state the round could start in, and keep the real-time order", () => {
+    const calls = [
+      made(1, 'add("a")', { verb: "add", item: "a" }, undefined, 0, 3),
+      made(1, 'add("b")', { verb: "add", item: "b" }, undefined, 1, 2),
+      made(2, "size()", { verb: "size" }, 1, 4, 5),
+      made(2, "get()", { verb: "get" }, "c", 6, 7),
+    ];
+    expect(firstUnexplainedRound(calls, 1)).toBe(2);
+    // size() answered before get() was made, so no order puts get() first; size() is 2 from either state.
+    expect(ordersTried(calls, 1, 2)).toEqual(["size() → 1, but the model answers 2"]);
+  });
+});
+
+test("a replay of a run that passes is made again up to its attempts, and the failing one is named", async () => {
+  let made = 0;
+  // Correct on its first six runs, then handing out an item twice from two gets at once, like a race that happens
+  // only sometimes.
+  const racy = (options: { maxRetries: number }) =>
+    ++made > 6 ? new GetReadsThenTakes(options) : new AsyncReference(options);
+  const found = await checkOverlapping((options) => new GetReadsThenTakes(options), { runs: 100, seed: 1 });
+  const path = found.counterexample?.path as string;
+  const removals = found.counterexample?.removals as number;
+  const once = await checkOverlapping(racy, { seed: 1, path, removals, runs: 100 });
+  expect(once.verdict).toBe("conforms");
+  made = 0;
+  const report = await checkOverlapping(racy, { seed: 1, path, removals, attempts: 10, runs: 100 });
+  expect(report.verdict).toBe("does not conform");
+  expect(report.counterexample?.replays).toBeGreaterThan(1);
+  expect(report.counterexample?.detail).toContain(`failed at replay ${report.counterexample?.replays} of up to 10`);
+  made = 0;
+  const never = await checkOverlapping((options) => new AsyncReference(options), {
+    seed: 1,
+    path,
+    removals,
+    attempts: 3,
+  });
+  expect(never.verdict).toBe("conforms");
+  expect(never.runs).toBe(3);
+});
+
+test("a call that fails with a breach of the transport fails the check with it, not as an answer", async () => {
+  class Breaks extends AsyncReference {
+    override get(): Promise<unknown> {
+      return Promise.reject(new ProtocolBreach("malformed reply", "the reply to get is not JSON", ""));
+    }
+  }
+  await expect(checkOverlapping((options) => new Breaks(options), { runs: 5, seed: 1 })).rejects.toThrow(
+    "the reply to get is not JSON",
+  );
 });

@@ -2,7 +2,8 @@
  * The package works where a stranger installs it: its commands are the self-contained bundles of `npm run build`
  * (.config/bundle.mjs), which run with nothing installed beside them; `--module` loads TypeScript where it can and
  * says what to do where it cannot; and the links of its declarations lead somewhere from node_modules/ (an editor
- * shows them). `npm run check:consumer` installs the packed package in fresh projects.
+ * shows them); what it unpacks stays under 1.5 MB, without the transitions table. `npm run check:consumer` installs
+ * the packed package in fresh projects.
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -38,6 +39,15 @@ test("the package's commands run with no node_modules beside them: the gate chec
   expect(command(copy, "workqueue-conformance", ["--version"]).stdout).toBe(`workqueue-spec ${manifest.version}\n`);
   const vectors = command(copy, "workqueue-vectors", ["--out", copy]);
   expect([vectors.status, vectors.stdout]).toEqual([0, `wrote ${join(copy, "transitions.json")}: 9,860 vectors\n`]);
+});
+
+test("the package unpacks to under 1.5 MB and ships no transitions table (workqueue-vectors writes it on demand)", () => {
+  // What `npm pack` would pack from dist/ as built (pretest builds it), without building again.
+  const pack = spawnSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8" });
+  expect(pack.status).toBe(0);
+  const [packed] = JSON.parse(pack.stdout) as { unpackedSize: number; files: { path: string }[] }[];
+  expect(packed?.files.filter(({ path }) => path.endsWith("transitions.json"))).toEqual([]);
+  expect(packed?.unpackedSize).toBeLessThan(1_500_000);
 });
 
 test("--module loads a TypeScript module with the tsx installed in its project, and checks it", () => {

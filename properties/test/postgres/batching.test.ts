@@ -1,7 +1,7 @@
 /**
- * Calls of `PostgresWorkQueue` that go out together (docs/spec.md §20.1): the `done`s, and the `add`s, that arrive
- * while one statement of their kind is in flight are sent as one statement, each answering its own result, and
- * resolving only once that statement committed.
+ * Calls of `PostgresWorkQueue` that go out together (docs/spec.md §20.1): the `add`s, `get`s, `done`s, `retry`s and
+ * `forget`s that arrive while one statement of their kind is in flight are sent as one statement, each answering
+ * its own result, and resolving only once that statement committed.
  */
 import type pg from "pg";
 import { expect, test } from "vitest";
@@ -58,6 +58,44 @@ test("dones made at once go out in two statements, the first alone and the rest 
   expect((refused.reason as Error).message).toContain(`token ${held[2]?.token}`);
   expect(await queue.inFlight()).toBe(0); // every done committed before it resolved
   expect(await queue.size()).toBe(0);
+});
+
+test("retries made at once go out in two statements, applied in the order made, each answering its own result", async () => {
+  const { pool: counted, sent } = counting(pool);
+  const queue = new PostgresWorkQueue({ pool: counted, schema, name: freshName(), maxRetries: 2 });
+  for (const item of ["a", "b", "c"]) await queue.add(item);
+  const [a, b, c] = [await queue.get(), await queue.get(), await queue.get()] as [Lease, Lease, Lease];
+  sent.length = 0;
+  const outcomes = await Promise.allSettled([
+    queue.retry(a),
+    queue.retry(b),
+    queue.retry(c),
+    queue.retry(b), // b's second failure reaches maxRetries: it gives up
+    queue.retry({ ...c, token: c.token + 1000 }), // no such lease: refused, nothing counted
+  ]);
+  expect(sent).toEqual(["retry", "retry_many"]);
+  expect(outcomes.slice(0, 4)).toEqual([true, true, true, false].map((value) => ({ status: "fulfilled", value })));
+  const refused = outcomes[4] as PromiseRejectedResult;
+  expect(refused.reason).toBeInstanceOf(StaleLeaseError);
+  expect((refused.reason as Error).message).toContain(`token ${c.token + 1000}`);
+  expect([await queue.failures("a"), await queue.failures("b"), await queue.failures("c")]).toEqual([1, 2, 1]);
+});
+
+test("forgets made at once go out in two statements, each answering its own result", async () => {
+  const { pool: counted, sent } = counting(pool);
+  const queue = new PostgresWorkQueue({ pool: counted, schema, name: freshName(), maxRetries: 5 });
+  for (const item of ["a", "b", "c"]) await queue.add(item);
+  const held = [await queue.get(), await queue.get(), await queue.get()] as [Lease, Lease, Lease];
+  for (const lease of held) await queue.retry(lease);
+  sent.length = 0;
+  const outcomes = await Promise.allSettled([
+    ...held.map((lease) => queue.forget(lease)),
+    queue.forget({ ...held[0], token: held[0].token + 1000 }),
+  ]);
+  expect(sent).toEqual(["forget", "forget_many"]);
+  expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "rejected"]);
+  expect((outcomes[3] as PromiseRejectedResult).reason).toBeInstanceOf(StaleLeaseError);
+  expect([await queue.failures("a"), await queue.failures("b"), await queue.failures("c")]).toEqual([0, 0, 0]);
 });
 
 test("adds made at once go out in two statements, an item added twice among them queued once, in the order they were made", async () => {

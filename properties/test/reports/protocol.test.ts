@@ -20,7 +20,7 @@ const python = ["python3", join(root, "examples/python/workqueue.py")];
 const serve = (name: string) => [
   "node",
   join(root, "dist/properties/protocol/serve-module.js"),
-  join(root, "properties/test/wrong/queues.mjs"),
+  join(root, "properties/test/wrong/all.mjs"),
   name,
 ];
 const broken = (mode: string, pidFile?: string) => [
@@ -124,6 +124,36 @@ describe("a wrong implementation over the protocol", () => {
     expect(suite.testcase.failure["@_message"]).toBe("items are handed out in the order they were queued");
     expect(suite.testcase.failure["#text"]).toContain("get() →");
     expect(code).toBe(1);
+  });
+});
+
+describe("the metrics feature", () => {
+  const metrics = (mode: string) => ["python3", join(root, "properties/test/fixtures/python-metrics.py"), mode];
+
+  test.each([
+    ["counts-queued-adds", "the metric adds is", "§19.2 makes it"],
+    ["dirty-done-unobserved", "the metric workDuration.count is", "§19.4 makes it"],
+  ])("a Python queue whose metrics are wrong (%s) is rejected under the metrics rule", async (mode, metric, rule) => {
+    const { code, out } = await gate("--runs", "100", "--", ...metrics(mode));
+    expect(out).toContain("features len, shutdown, time, metrics");
+    expect(out).toContain("does not conform: the metrics equal the model's");
+    expect(out).toContain(metric);
+    expect(out).toContain(rule);
+    expect(out).toContain('→ {"op":"metrics"}');
+    expect(code).toBe(1);
+  });
+
+  test("a timed implementation that does not announce metrics is reported as checked without them", async () => {
+    const { code, out } = await gate("--runs", "20", "--", ...metrics("without-metrics"));
+    expect(out).toContain("checked without metrics: skipped the metrics after every call (§19)");
+    expect(code).toBe(0);
+  });
+
+  test("metrics announced without time are not asked for, and not listed as checked without", async () => {
+    // Its metrics reply is malformed: asked for once, it would be a breach (exit code 3).
+    const { code, out } = await gate("--runs", "20", "--", ...metrics("untimed-metrics"));
+    expect(out).not.toContain("checked without");
+    expect(code).toBe(0);
   });
 });
 

@@ -24,7 +24,7 @@ const serve = (name: string) => [
   "--",
   "node",
   join(root, "dist/properties/protocol/serve-module.js"),
-  join(root, "properties/test/wrong/queues.mjs"),
+  join(root, "properties/test/wrong/all.mjs"),
   name,
 ];
 const broken = (mode: string) => ["--", "node", fixture("broken.mjs"), mode];

@@ -18,7 +18,7 @@ import { chainOf, renderFile, type VectorFile } from "../../vectors/format.js";
 import { generateVectors } from "../../vectors/generate.js";
 import { replayVector } from "../../vectors/replay.js";
 import { commands, modelAfter, reachable, stateOf, transitionMaxRetries } from "../../vectors/transitions.js";
-import * as wrongQueues from "../wrong/queues.mjs";
+import * as wrongQueues from "../wrong/all.mjs";
 
 const folder = new URL("../../vectors/", import.meta.url);
 const names = readdirSync(folder)

@@ -14,13 +14,13 @@ import { checkConformance } from "../../sequential/check-conformance.js";
 import { diagnose } from "../../sequential/diagnose.js";
 import { probeIndependence, probePlan, twoItems } from "../../sequential/independence.js";
 import { runs, seed, shape } from "../settings.js";
-import * as wrongQueues from "../wrong/queues.mjs";
+import * as wrongQueues from "../wrong/all.mjs";
 
 const wrong: Record<keyof typeof wrongQueues, SubjectFactory<unknown>> = { ...wrongQueues };
 const check = (factory: SubjectFactory<unknown>, profile: "contract" | "robust" = "robust") =>
   checkConformance(factory, { profile, seed, shape, runs: runs(400), items: stringItems });
 
-/** The naive queue of properties/test/wrong/queues.mjs, with the fields its tests reach into. */
+/** The naive queue of properties/test/wrong/naive.mjs, with the fields its tests reach into. */
 type NaiveQueue = { queue: unknown[]; counts: Map<unknown, number> };
 
 /** The naive queue made by `factory`, changed by `change`: a wrong queue of the test's own. */

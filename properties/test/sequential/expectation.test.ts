@@ -14,7 +14,7 @@ import { anyItems } from "../../core/universes.js";
 import { modelOf, verifyStarted } from "../../core/verify.js";
 import { planOf } from "../../sequential/plan.js";
 import { params } from "../settings.js";
-import * as wrong from "../wrong/queues.mjs";
+import * as wrong from "../wrong/all.mjs";
 
 const subjects = {
   reference: (options: { maxRetries: number }) => new WorkQueue<unknown>(options),

@@ -1,5 +1,5 @@
 /**
- * The gate is sharp: it rejects every deliberately wrong queue in properties/test/wrong/queues.mjs, each with a
+ * The gate is sharp: it rejects every deliberately wrong queue in properties/test/wrong/all.mjs, each with a
  * short counterexample naming the broken invariant, and accepts correct ones. In process; over the protocol, see
  * protocol.test.ts.
  */
@@ -17,7 +17,7 @@ import { formatReport } from "../../report/text.js";
 import { checkConformance } from "../../sequential/check-conformance.js";
 import { runs, seed, shape } from "../settings.js";
 import { verbsOf } from "../subjects.js";
-import * as wrongQueues from "../wrong/queues.mjs";
+import * as wrongQueues from "../wrong/all.mjs";
 
 /** The wrong queues by name. */
 const wrong: Record<keyof typeof wrongQueues, SubjectFactory<unknown>> = {

@@ -10,13 +10,13 @@ import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { main } from "../../cli/gate.js";
 import { checkConformance } from "../../sequential/check-conformance.js";
-import { lostDirtyMark } from "../wrong/queues.mjs";
+import { lostDirtyMark } from "../wrong/in-flight.mjs";
 
 const root = new URL("../../../", import.meta.url).pathname;
 const serve = (name: string) => [
   "node",
   join(root, "dist/properties/protocol/serve-module.js"),
-  join(root, "properties/test/wrong/queues.mjs"),
+  join(root, "properties/test/wrong/all.mjs"),
   name,
 ];
 

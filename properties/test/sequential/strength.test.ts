@@ -1,7 +1,7 @@
 /**
  * The gate finds the bugs that need odd keys, deep queues, long histories and long failure streaks, with a
  * counterexample no longer than 1.5 times the shortest one (known by construction for each wrong queue of
- * properties/test/wrong/queues.mjs), naming the rule that broke. Shrinking is bounded by its budget of calls, the
+ * properties/test/wrong/all.mjs), naming the rule that broke. Shrinking is bounded by its budget of calls, the
  * same on any machine; the safety net of time is set out of reach, so that what is asserted is the shrinker's result,
  * not the machine's speed. The queues that need thousands of items or calls run with the default budget, as a
  * user's check does.
@@ -12,7 +12,7 @@ import { type InvariantId, invariant } from "../../core/invariants.js";
 import type { SubjectFactory } from "../../core/subject.js";
 import { checkConformance } from "../../sequential/check-conformance.js";
 import { runs, seed, shape } from "../settings.js";
-import * as wrongQueues from "../wrong/queues.mjs";
+import * as wrongQueues from "../wrong/all.mjs";
 
 const wrong: Record<string, SubjectFactory<unknown>> = { ...wrongQueues };
 /** The sentence of the invariant with id `id`, as a report names it. */
