@@ -65,6 +65,19 @@ describe("a failure with overlapping calls", () => {
     expect([page.replay, page.copyButtons]).toEqual([printed, 1]);
   });
 
+  test("over the protocol, a race in concurrent rounds is drawn too, with the replay command over the protocol", async () => {
+    const file = fresh();
+    const racy = ["--", "python3", fixture("python-racy.py")];
+    const { code, out } = await gate("--runs", "100", "--seed", "1", "--html", file, ...racy);
+    expect(code).toBe(1);
+    expect(out).toContain(`  timeline of the failure written to ${file}\n`);
+    const page = await rendered(readFileSync(file, "utf8"), join(screenshots, "gate-html-concurrent.png"));
+    expect(page.requests).toEqual([]);
+    expect(page.rules[0]).toMatch(/^linearizable \(§10\.8\): /);
+    expect(page.outlined.filter((title) => title?.includes('get() → "a"'))).toHaveLength(2);
+    expect(page.replay).toMatch(/^npx workqueue-conformance .* --replay=\S+ -- python3 \S+python-racy\.py$/);
+  });
+
   test("with --json, the JSON report stays alone on stdout and the page's line goes to stderr", async () => {
     const file = fresh();
     const { code, out, err } = await gate(
@@ -154,8 +167,8 @@ describe("bad input is a usage error naming the value", () => {
 
   test("an implementation over the protocol without the concurrent feature: exit 2, naming the file", async () => {
     const file = fresh();
-    const python = ["--", "python3", join(root, "examples/python/workqueue.py")];
-    const { code, err } = await gate("--html", file, ...python);
+    const served = ["--", "node", join(root, "dist/properties/protocol/serve-module.js"), fixture("reference.mjs")];
+    const { code, err } = await gate("--html", file, ...served);
     expect([code, err]).toEqual([
       2,
       `workqueue-conformance: usage error: --html ${file}: nothing to draw: the implementation does not announce the "concurrent" feature, so it is given one call at a time (a timeline draws overlapping calls) (see --help)\n`,
