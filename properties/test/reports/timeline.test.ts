@@ -170,3 +170,29 @@ test("overlapTimeline of a failure without calls says there is nothing to draw",
     "nothing to draw: the failure has no calls (a call of round 1 never answered)",
   );
 });
+
+test("each bar is placed in percent of the axis from the first time to the last: a call from start to answer, a lease's span from its hand-out to its done, a call without answer open at the end", () => {
+  const html = historyTimeline(
+    [
+      { op: "add", key: "a", startedAt: 100, endedAt: 110, process: "p" },
+      { op: "lease", key: "a", token: 1, expiresAt: 160, startedAt: 120, endedAt: 130, process: "p" },
+      { op: "done", key: "a", token: 1, outcome: "ok", startedAt: 140, process: "p" },
+    ],
+    [],
+  );
+  expect(html).toContain(
+    [
+      '<div class="lane" style="min-height:36px"><div class="name">p</div><div class="track">',
+      '<div class="bar call" style="left:0.000%;width:25.000%;top:4px" title="add(a)">add(a)</div>',
+      '<div class="bar call" style="left:50.000%;width:25.000%;top:4px" title="lease a #1">lease a #1</div>',
+      '<div class="bar lease" style="left:75.000%;width:25.000%;top:24px" title="lease a #1 until 140"></div>',
+      '<div class="bar call open" style="left:100.000%;width:0.600%;top:4px" title="done(a #1) → ok">done(a #1) → ok</div>',
+      "</div></div>",
+    ].join(""),
+  );
+  expect(html).toContain('<div class="axis"><span>100 ms</span><span>140 ms</span></div>');
+  // One instant: the axis is one unit wide, not zero.
+  expect(historyTimeline([{ op: "add", key: "x", startedAt: 5 }], [])).toContain(
+    'style="left:0.000%;width:0.600%;top:4px"',
+  );
+});
