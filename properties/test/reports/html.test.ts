@@ -149,7 +149,8 @@ describe("bad input is a usage error naming the value", () => {
 
   test("a queue whose get answers no promise makes no overlapping calls: exit 2, naming the file, and nothing left behind", async () => {
     const file = fresh();
-    const { code, err } = await gate("--html", file, "--module", fixture("reference.mjs"));
+    const { code, out, err } = await gate("--html", file, "--module", fixture("reference.mjs"));
+    expect(out).not.toContain("timeline"); // the usage error says why; no line about the page
     expect([code, err]).toEqual([
       2,
       `workqueue-conformance: usage error: --html ${file}: nothing to draw: the queue's get answers at once, not a promise, so it is given one call at a time (a timeline draws overlapping calls) (see --help)\n`,

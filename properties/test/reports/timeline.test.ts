@@ -157,6 +157,7 @@ test("counterexampleTimeline draws a report's overlapping calls with the rule it
   const html = counterexampleTimeline(overlapping([call, { ...call, invokedAt: 1, answeredAt: 3 }])) ?? "";
   expect(html).toContain("<b>linearizable (§10.8)</b>: no order of the calls of round 1 gives their answers");
   expect(html).toContain('<pre class="replay">wq3.token</pre>');
+  expect(html).toContain('<div class="axis"><span>0 (logical clock)</span><span>3 (logical clock)</span></div>');
   expect(html.match(/class="bar call violating"/g)).toHaveLength(2);
   expect(counterexampleTimeline(overlapping([call]), { replay: "npx it" })).toContain(
     '<pre class="replay">npx it</pre>',
