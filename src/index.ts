@@ -12,6 +12,7 @@ export {
   MetricsRecorder,
   type MetricsRecorderOptions,
   type MetricsSink,
+  type SharedQueueGauges,
   type WorkQueueMetrics,
 } from "./metrics.js";
 export { WorkQueue, type WorkQueueOptions } from "./queue.js";

@@ -91,6 +91,40 @@ export interface MetricsSink {
    * @param read - Answers a reading of the metrics now; O(items in flight).
    */
   connect?(read: () => WorkQueueMetrics): void;
+  /**
+   * A call refused because its lease was stale, by a queue with leases ([docs/spec.md §20.17](../docs/spec.md#§20-leases-on-postgresql)): one call each, in
+   * the process that made it.
+   */
+  staleCall?(): void;
+  /**
+   * Called once, when a queue kept in a database (`PostgresWorkQueue`) is created, with a function that reads the
+   * queue's gauges from the database, in one statement ([docs/spec.md §20.17](../docs/spec.md#§20-leases-on-postgresql)): a sink that exports gauges calls
+   * it when it is scraped. Such a queue calls this and never {@link MetricsSink.connect}.
+   *
+   * @param read - Answers the gauges now, or rejects as the queue's calls do when the database cannot answer.
+   */
+  connectShared?(read: () => Promise<SharedQueueGauges>): void;
+}
+
+/**
+ * The gauges of a queue that many processes share in a database, read from it at one moment
+ * ([docs/spec.md §20.17](../docs/spec.md#§20-leases-on-postgresql)): the same in every process. Durations are milliseconds.
+ *
+ * @public
+ * @example
+ * ```ts
+ * const gauges: SharedQueueGauges = { depth: 2, unfinishedWorkMs: 0, longestRunningMs: 0, expiredLeases: 1 };
+ * ```
+ */
+export interface SharedQueueGauges {
+  /** [§19.1](../docs/spec.md#§19-metrics): the number of queued items. */
+  readonly depth: number;
+  /** [§19.5](../docs/spec.md#§19-metrics): the sum of the times the items under a live lease have been in flight so far. */
+  readonly unfinishedWorkMs: number;
+  /** [§19.6](../docs/spec.md#§19-metrics): how long the item longest under a live lease has been, or 0. */
+  readonly longestRunningMs: number;
+  /** [§20.17](../docs/spec.md#§20-leases-on-postgresql): how many leases of the queue expired, in every process, since the schema counts them. */
+  readonly expiredLeases: number;
 }
 
 /**

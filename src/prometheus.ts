@@ -10,7 +10,7 @@
 import { createRequire } from "node:module";
 import type * as PromClient from "prom-client";
 import type { Counter, Histogram, Registry } from "prom-client";
-import type { MetricsSink, WorkQueueMetrics } from "./metrics.js";
+import type { MetricsSink, SharedQueueGauges, WorkQueueMetrics } from "./metrics.js";
 import { requirePromClient } from "./prometheus-peer.js";
 import { expected } from "./validate.js";
 
@@ -36,6 +36,27 @@ export interface PrometheusMetricsOptions {
 /** The label every metric carries: the queue's name. */
 type Label = "name";
 
+/** What a queue's gauges read: a reference queue's metrics, or a shared queue's gauges with its expired leases. */
+type Gauges = Pick<WorkQueueMetrics, "depth" | "unfinishedWorkMs" | "longestRunningMs"> & {
+  readonly expiredLeases?: number;
+};
+
+/**
+ * Reads a queue's gauges once per scrape: the gauges of one registry are collected at once, so the first asks the
+ * queue (a statement, for a shared queue: §20.17) and the others share its answer.
+ */
+function oncePerScrape(read: () => Gauges | Promise<Gauges>): () => Promise<Gauges> {
+  let pending: Promise<Gauges> | undefined;
+  return () => {
+    if (pending === undefined) {
+      pending = (async () => read())().finally(() => {
+        pending = undefined;
+      });
+    }
+    return pending;
+  };
+}
+
 /** The seven metrics registered in one registry, shared by every queue exporting to it, and their queues. */
 interface Family {
   readonly adds: Counter<Label>;
@@ -43,10 +64,15 @@ interface Family {
   readonly queueDuration: Histogram<Label>;
   readonly workDuration: Histogram<Label>;
   /**
-   * The names of the queues exporting to this registry, each with the function that reads its metrics once its
+   * The names of the queues exporting to this registry, each with the function that reads its gauges once its
    * sink is connected. Invariant: a name is here exactly when a sink was made for it in this family.
    */
-  readonly readers: Map<string, (() => WorkQueueMetrics) | undefined>;
+  readonly readers: Map<string, (() => Promise<Gauges>) | undefined>;
+  /**
+   * The counter of stale calls refused (§20.17), registered when the first queue with leases connects: a registry
+   * of reference queues shows client-go's seven metrics only.
+   */
+  staleCalls?: Counter<Label>;
 }
 
 /** The family of each registry: a registry holds one metric of each name, so every queue shares them by label. */
@@ -56,20 +82,31 @@ const families = new WeakMap<Registry, Family>();
 function familyOf(client: typeof PromClient, registry: Registry): Family {
   const known = families.get(registry);
   if (known !== undefined && registry.getSingleMetric("workqueue_adds_total") === known.adds) return known;
-  const readers = new Map<string, (() => WorkQueueMetrics) | undefined>();
+  const readers = new Map<string, (() => Promise<Gauges>) | undefined>();
   const registers = [registry];
   // client-go's buckets for both durations, as Kubernetes registers them: `ExponentialBuckets(10e-9, 10, 10)`, 10 ns
   // to 10 s, each ten times the one before, by repeated multiplication as Go does, so the bounds are the same numbers.
   const buckets = client.exponentialBuckets(10e-9, 10, 10);
-  /** A gauge read from every connected queue when the registry is scraped (§19.1, §19.5, §19.6). */
-  const gauge = (name: string, help: string, value: (metrics: WorkQueueMetrics) => number) =>
+  /**
+   * A gauge read from every connected queue when the registry is scraped (§19.1, §19.5, §19.6); a queue whose read
+   * fails (its database cannot answer) is left out of that scrape.
+   */
+  const gauge = (name: string, help: string, value: (metrics: Gauges) => number) =>
     new client.Gauge<Label>({
       name,
       help,
       labelNames: ["name"],
       registers,
-      collect() {
-        for (const [queue, read] of readers) if (read !== undefined) this.set({ name: queue }, value(read()));
+      async collect() {
+        for (const [queue, read] of readers) {
+          if (read === undefined) continue; // not connected yet
+          const reading = read(); // a promise, rejected when the queue cannot be read
+          try {
+            this.set({ name: queue }, value(await reading));
+          } catch {
+            this.remove({ name: queue });
+          }
+        }
       },
     });
   gauge("workqueue_depth", "Current depth of workqueue", (m) => m.depth);
@@ -114,6 +151,41 @@ function familyOf(client: typeof PromClient, registry: Registry): Family {
   );
   families.set(registry, family);
   return family;
+}
+
+/**
+ * The two metrics of queues with leases (§20.17), registered in the family's registry at the first such queue's
+ * connection: the counter of stale calls and the gauge of expired leases, read like the other gauges.
+ */
+function registerLeaseMetrics(client: typeof PromClient, registry: Registry, family: Family): Counter<Label> {
+  if (family.staleCalls !== undefined) return family.staleCalls;
+  const { readers } = family;
+  new client.Gauge<Label>({
+    name: "workqueue_expired_leases",
+    help: "How many leases of workqueue expired, counted by the database for every process: the same value in each process.",
+    labelNames: ["name"],
+    registers: [registry],
+    async collect() {
+      for (const [queue, read] of readers) {
+        if (read === undefined) continue; // not connected yet
+        const reading = read(); // a promise, rejected when the queue cannot be read
+        try {
+          const { expiredLeases } = await reading;
+          // Stryker disable next-line ConditionalExpression: equivalent: prom-client refuses to set undefined, and the catch leaves the reference queue out all the same
+          if (expiredLeases !== undefined) this.set({ name: queue }, expiredLeases);
+        } catch {
+          this.remove({ name: queue });
+        }
+      }
+    },
+  });
+  family.staleCalls = new client.Counter({
+    name: "workqueue_stale_calls_total",
+    help: "Total number of calls this process made with a lease of workqueue that was refused as stale",
+    labelNames: ["name"],
+    registers: [registry],
+  });
+  return family.staleCalls;
 }
 
 /**
@@ -171,16 +243,25 @@ export function prometheusMetrics(options: PrometheusMetricsOptions): MetricsSin
   retries.inc(0);
   family.queueDuration.zero(labels);
   family.workDuration.zero(labels);
+  /** Made by `connectShared`: a queue with leases counts its stale calls there. */
+  let staleCalls: ReturnType<Counter<Label>["labels"]> | undefined;
+  const connect = (read: () => Gauges | Promise<Gauges>): void => {
+    if (family.readers.get(name) !== undefined) {
+      throw new Error(`The Prometheus sink named ${JSON.stringify(name)} is already connected: make one per queue`);
+    }
+    family.readers.set(name, oncePerScrape(read));
+  };
   return {
     add: () => adds.inc(),
     retry: () => retries.inc(),
     observeQueueDuration: (ms) => queueDuration.observe(ms / 1000),
     observeWorkDuration: (ms) => workDuration.observe(ms / 1000),
-    connect(read) {
-      if (family.readers.get(name) !== undefined) {
-        throw new Error(`The Prometheus sink named ${JSON.stringify(name)} is already connected: make one per queue`);
-      }
-      family.readers.set(name, read);
+    staleCall: () => staleCalls?.inc(),
+    connect,
+    connectShared(read: () => Promise<SharedQueueGauges>) {
+      connect(read);
+      staleCalls = registerLeaseMetrics(client, registry, family).labels(labels);
+      staleCalls.inc(0);
     },
   };
 }

@@ -30,8 +30,9 @@ export const usage = `usage: workqueue-conformance [options] -- <command> [args�
 Checks a work queue against the executable model of docs/spec.md with random command sequences. The command is
 started without a shell and spoken to over protocol v1 (docs/protocol.md); a module must export a queue factory
 \`(options) => queue\` as \`default\` or \`factory\` and is checked in process; when its \`get\` answers a promise, it is
-also given overlapping calls (docs/spec.md §10.8). A TypeScript module loads with the tsx installed in its project
-(or on Node.js 22.18 or newer).
+also given overlapping calls (docs/spec.md §10.8), and so is a command that announces the "concurrent" feature, in
+rounds of requests it runs on its own threads. A TypeScript module loads with the tsx installed in its project (or
+on Node.js 22.18 or newer).
 
 options:
   --profile contract|robust  which calls sequences may make (default: robust)

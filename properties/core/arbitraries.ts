@@ -16,6 +16,7 @@ import {
 import { MacroCommand, type MacroKind } from "./macros.js";
 import type { Backoff } from "./operation.js";
 import type { ItemUniverse } from "./universes.js";
+import { WorkerStepCommand } from "./worker-step.js";
 
 /**
  * The two shapes of a sequence.
@@ -131,20 +132,27 @@ export const maxRetries: fc.Arbitrary<number> = fc.oneof(
 );
 
 /**
- * A count from 1 to about `2 ** bits`, log-uniform, so that every order of magnitude comes up as often: a bug at 100
- * items is found as readily as one at 4,000. Drawn as a uniform number that the count grows with, so that
- * shrinking it shrinks the count.
+ * A count from about `2 ** fromBits` (1 by default) to about `2 ** bits`, log-uniform, so that every order of
+ * magnitude comes up as often: a bug at 100 items is found as readily as one at 4,000. Drawn as a uniform number that
+ * the count grows with, so that shrinking it shrinks the count.
  */
-function logUniform(bits: number): fc.Arbitrary<number> {
-  return fc.integer({ min: 0, max: 1 << 12 }).map((x) => Math.max(1, Math.floor(2 ** ((x / (1 << 12)) * bits))));
+function logUniform(bits: number, fromBits = 0): fc.Arbitrary<number> {
+  const span = bits - fromBits;
+  return fc
+    .integer({ min: 0, max: 1 << 12 })
+    .map((x) => Math.max(1, Math.floor(2 ** (fromBits + (x / (1 << 12)) * span))));
 }
 
-/** The macro commands of a deep run: bursts of up to ~6,000 items, drains, holds, long cycles and failure streaks. */
+/**
+ * The macro commands of a deep run: bursts of up to ~6,000 items, drains, holds, long cycles, failure streaks,
+ * outages (hundreds of distinct items failing, then failing again), stragglers (one item held while hundreds of
+ * others finish) and resyncs (every one of the few items added again while it is present).
+ */
 function macro(universe: ItemUniverse): fc.Arbitrary<QueueCommand> {
-  const make = (kind: MacroKind, bits: number) =>
+  const make = (kind: MacroKind, bits: number, fromBits = 0) =>
     fc
-      .tuple(logUniform(bits), fc.constantFrom(0, 0, 6_000))
-      .map(([count, start]) => new MacroCommand(kind, count, start, universe.many));
+      .tuple(logUniform(bits, fromBits), fc.constantFrom(0, 0, 6_000))
+      .map(([count, start]) => new MacroCommand(kind, count, start, universe.many, universe.few));
   return fc.oneof(
     { weight: 4, arbitrary: make("burst", 12.6) },
     { weight: 2, arbitrary: make("drain", 12.6) },
@@ -153,6 +161,13 @@ function macro(universe: ItemUniverse): fc.Arbitrary<QueueCommand> {
     // third more calls per deep run on average than cycles of up to ~23,000, which passed it in 0.3%.
     { weight: 1, arbitrary: make("cycle", 15.5) },
     { weight: 2, arbitrary: make("fail", 10) },
+    // From 16 to 512 distinct items failing twice: more than half of the outages fail more than 64, past a small
+    // failure table.
+    { weight: 1, arbitrary: make("outage", 9, 4) },
+    // A slow worker holding one item while 16 to 1,024 others are added, taken and done.
+    { weight: 1, arbitrary: make("straggle", 10, 4) },
+    // Every special key added again while it is present, in both profiles: NaN, -0, "__proto__", …
+    { weight: 1, arbitrary: make("resync", 3) },
   );
 }
 
@@ -229,6 +244,12 @@ export function command(
     { weight: 1, arbitrary: tie },
     { weight: 1, arbitrary: advance },
     { weight: 2, arbitrary: toDue },
+    // Under the contract profile half as often: its held retries already back items off, and leave them in flight
+    // and waiting for the rarest transitions (an addAfter of such an item after the shutdown) to come up.
+    {
+      weight: profile === "robust" ? 4 : 2,
+      arbitrary: fc.boolean().map((fails): QueueCommand => new WorkerStepCommand(fails)),
+    },
   );
 }
 

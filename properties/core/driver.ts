@@ -76,6 +76,11 @@ export interface Driver {
    */
   readonly offers?: readonly (keyof Views)[];
   /**
+   * How a fresh queue with `maxRetries` and `backoff` is made, in the implementation's own language, as a
+   * counterexample's first line shows it: over the protocol, its `new` request. @defaultValue `new WorkQueue({ … })`
+   */
+  readonly construction?: (maxRetries: number, backoff: Backoff | undefined) => string;
+  /**
    * Queues of the same implementation whose calls may overlap: after the sequential runs conform, `checkDriver`
    * makes runs of overlapping rounds on them and checks them for linearizability ([docs/spec.md §10.8](../../docs/spec.md#§10-invariants)), as
    * `checkConformance` does for a queue whose calls answer promises. Over protocol v1, the `concurrent` feature.

@@ -15,7 +15,10 @@ export type MacroKind =
   | "drain" // get and done `count` items, while any is queued
   | "hold" // get `count` items and keep them in flight
   | "cycle" // take the oldest queued item and queue it again, `count` times, every other time by an add while it is in flight: a long steady history
-  | "fail"; // fail one item `count` times in a row — take it, retry it, done it — a long failure streak
+  | "fail" // fail one item `count` times in a row — take it, retry it, done it — a long failure streak
+  | "outage" // fail `count` distinct items, then each of them again, as when what they need is down: a wide failure table
+  | "straggle" // hold one item while `count` others are added, taken and done, then add it again and done it: a slow worker
+  | "resync"; // add every one of the few items, `count + 1` times over, as an informer's resync lists every key again
 
 /** A macro command over the model and the plan, like {@link CallCommand}. Always applicable. */
 export class MacroCommand implements QueueCommand {
@@ -24,6 +27,8 @@ export class MacroCommand implements QueueCommand {
     readonly count: number,
     readonly start: number,
     readonly many: (i: number) => unknown,
+    /** The few items, awkward ones included, that a resync adds. */
+    readonly few: readonly unknown[] = [],
   ) {}
 
   /** Always applicable: a macro that finds nothing to do makes fewer calls. */
@@ -39,7 +44,25 @@ export class MacroCommand implements QueueCommand {
       return "value" in answer ? answer.value : undefined;
     };
     if (this.kind === "fail") {
-      this.streak(model, call, get);
+      this.streak(model, call, get, this.many(this.start), this.count);
+      return;
+    }
+    if (this.kind === "resync") {
+      // Each of the few items added while it is already queued, in flight or dirty: the add that a queue
+      // deduplicating by `===` or `indexOf` gets wrong for `NaN`.
+      for (let round = 0; round <= this.count; round++) for (const item of this.few) call({ verb: "add", item });
+      return;
+    }
+    if (this.kind === "straggle") {
+      this.straggle(model, call, get);
+      return;
+    }
+    if (this.kind === "outage") {
+      for (let round = 0; round < 2; round++) {
+        for (let i = 0; i < this.count; i++) {
+          if (!this.streak(model, call, get, this.many(this.start + i), 1)) return;
+        }
+      }
       return;
     }
     for (let i = 0; i < this.count; i++) {
@@ -64,15 +87,20 @@ export class MacroCommand implements QueueCommand {
   }
 
   /**
-   * A failure streak of one item, as a worker that keeps failing on it makes: add it when absent, take items (and
-   * finish the others) until it is handed out, retry it, done it; `count` times, or until it can be neither queued
-   * nor handed out (a shutdown).
+   * A failure streak of `item`, as a worker that keeps failing on it makes: add it when absent, take items (and
+   * finish the others) until it is handed out, retry it, done it; `count` times. Whether it went on to the end,
+   * rather than stopping where the item can be neither queued nor handed out (a shutdown).
    */
-  streak(model: WorkQueueModel<unknown>, call: (operation: Operation) => unknown, get: () => unknown): void {
-    const item = this.many(this.start);
-    for (let i = 0; i < this.count; i++) {
+  streak(
+    model: WorkQueueModel<unknown>,
+    call: (operation: Operation) => unknown,
+    get: () => unknown,
+    item: unknown,
+    count: number,
+  ): boolean {
+    for (let i = 0; i < count; i++) {
       if (model.stateOf(item) === "absent") call({ verb: "add", item });
-      if (model.stateOf(item) === "absent") return;
+      if (model.stateOf(item) === "absent") return false;
       while (model.stateOf(item) === "queued") {
         const got = get();
         if (got !== item) call({ verb: "done", item: got });
@@ -80,11 +108,29 @@ export class MacroCommand implements QueueCommand {
       call({ verb: "retry", item });
       call({ verb: "done", item });
     }
+    return true;
+  }
+
+  /**
+   * A slow worker's item: taken (added first when nothing is queued) and held while `count` other items are added,
+   * taken and done, then added again while still held (a change arrives for it) and done at last.
+   */
+  straggle(model: WorkQueueModel<unknown>, call: (operation: Operation) => unknown, get: () => unknown): void {
+    if (model.size === 0) call({ verb: "add", item: this.many(this.start) });
+    if (model.size === 0) return; // shut down: nothing can be taken
+    const held = get();
+    for (let i = 1; i <= this.count; i++) {
+      call({ verb: "add", item: this.many(this.start + i) });
+      const got = get();
+      if (got !== undefined) call({ verb: "done", item: got });
+    }
+    call({ verb: "add", item: held });
+    call({ verb: "done", item: held });
   }
 
   /** The macro, as a shrunk command sequence shows it. */
   toString(): string {
-    const from = this.kind === "burst" ? ` from ${showValue(this.many(this.start))}` : "";
+    const from = this.kind === "burst" || this.kind === "outage" ? ` from ${showValue(this.many(this.start))}` : "";
     return `${this.kind} ×${this.count}${from}`;
   }
 }

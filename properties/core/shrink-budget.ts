@@ -87,11 +87,12 @@ export class ShrinkBudget {
 
   /**
    * Inside a fast-check property that is shrinking: interrupts fast-check, which then reports the shortest failure
-   * so far (its path replays it), once the budget is exhausted.
+   * so far (its path replays it), once the budget is exhausted, or once `share` of it is spent.
    *
-   * @throws fc.PreconditionFailure marked to interrupt the execution, when exhausted.
+   * @param share - The part of the budget the caller may spend, from 0 to 1. @defaultValue 1
+   * @throws fc.PreconditionFailure marked to interrupt the execution, when exhausted or past the share.
    */
-  guard(): void {
-    if (this.exhausted) throw new fc.PreconditionFailure(true);
+  guard(share = 1): void {
+    if (this.exhausted || this.#spent >= this.#limit * share) throw new fc.PreconditionFailure(true);
   }
 }

@@ -171,9 +171,21 @@ export function capture(thunk: () => unknown): MaybePromise<Answer> {
   return Promise.resolve(result).then((value): Answer => ({ kind: "value", value }), errorAnswer);
 }
 
-/** Calls `operation` on `subject` and captures the answer (see {@link capture}). */
-export function perform<T>(subject: Subject<T>, operation: Operation): MaybePromise<Answer> {
-  return capture(() => call(subject, operation));
+/**
+ * Calls `operation` on `subject` and captures the answer (see {@link capture}); `watch`, if given, is shown what the
+ * call returned, before it is captured (a promise as the queue made it).
+ */
+export function perform<T>(
+  subject: Subject<T>,
+  operation: Operation,
+  watch?: (returned: unknown) => void,
+): MaybePromise<Answer> {
+  if (watch === undefined) return capture(() => call(subject, operation));
+  return capture(() => {
+    const returned = call(subject, operation);
+    watch(returned);
+    return returned;
+  });
 }
 
 /** Calls the verb that `operation` names. */

@@ -11,6 +11,7 @@ import { type Answer, type Operation, sameAnswer } from "../core/operation.js";
 import { showAnswer, showCall } from "../core/render.js";
 import { capture, perform, readView, type Subject } from "../core/subject.js";
 import { modelOf } from "../core/verify.js";
+import { settledAlready } from "./settled.js";
 
 /** What an overlapping call may be: a verb, or a view read as a call. */
 export type OverlapVerb = "add" | "get" | "done" | "retry" | "forget" | "size" | "inFlight";
@@ -117,15 +118,25 @@ export async function makeRun<T>(drawn: Drawing, context: RunContext<T>): Promis
         const operation = operationOf(drawnCall, items, held, profile, subject);
         if (operation === undefined) return Promise.resolve();
         const invokedAt = clock++;
+        // A value, or a promise settled when its call returned, answered then, before any later call was made.
+        let settledAt: number | undefined;
+        const watch = (returned: unknown) => {
+          if (settledAlready(returned)) settledAt = clock++;
+        };
         const answer = isView(operation)
-          ? capture(() => readView(subject, operation.verb))
-          : perform(subject, operation);
+          ? capture(() => {
+              const returned = readView(subject, operation.verb);
+              watch(returned);
+              return returned;
+            })
+          : perform(subject, operation, watch);
         return Promise.resolve(answer).then((answered) => {
           if (operation.verb === "get" && answered.kind === "value" && answered.value !== undefined) {
             held.push(answered.value);
           }
           const call = isView(operation) ? `${operation.verb}()` : showCall(operation);
-          made.push({ round: r + 1, call, afterPrevious, answer: answered, invokedAt, answeredAt: clock++, operation });
+          const answeredAt = settledAt ?? clock++;
+          made.push({ round: r + 1, call, afterPrevious, answer: answered, invokedAt, answeredAt, operation });
         });
       };
       const next: Promise<void> = afterPrevious && previous !== undefined ? previous.then(make) : make();
@@ -271,14 +282,21 @@ function replayed(order: readonly Made[], maxRetries: number): WorkQueueModel<un
   return model;
 }
 
-/** Renders a run's calls, a round per line: overlapping calls side by side, a call made after an answer with `then`. */
+/**
+ * Renders a run's calls, a round per line: overlapping calls side by side, a call made after the answer of the one
+ * before it (awaited, or answered before the call returned) with `then`.
+ */
 export function showRun(calls: readonly OverlapCall[]): string {
   const rounds = [...new Set(calls.map((c) => c.round))].sort((a, b) => a - b);
   return rounds
     .map((round) => {
       const line = calls
         .filter((c) => c.round === round)
-        .map((c, i) => `${i === 0 ? "" : c.afterPrevious ? " then " : "  ‖  "}${c.call} → ${showAnswer(c.answer)}`)
+        .map((c, i, all) => {
+          const before = all[i - 1];
+          const after = c.afterPrevious || (before !== undefined && before.answeredAt < c.invokedAt);
+          return `${before === undefined ? "" : after ? " then " : "  ‖  "}${c.call} → ${showAnswer(c.answer)}`;
+        })
         .join("");
       return `  round ${round}: ${line}`;
     })

@@ -180,6 +180,11 @@ function protocolDriver(
     lookahead: pipeline ? 32 : 0,
     // Every view protocol v1 can carry: one that a timed implementation did not announce is listed as checked without.
     offers: ["size", "shuttingDown", "waiting", "metrics"],
+    // The `new` request, as written: what a reader of the implementation's code looks for.
+    construction: (maxRetries, backoff) => {
+      const { op: _, ...fields } = opening(maxRetries, backoff);
+      return `new ${JSON.stringify(fields)}`;
+    },
     close: () => session.close(),
     ...(features.includes("concurrent") ? { concurrent: concurrentQueues(session, features) } : {}),
     async start(maxRetries, plan, backoff): Promise<Observe> {

@@ -6,8 +6,9 @@
 import type { Views } from "../core/invariants.js";
 import { wrongViews } from "../core/invariants.js";
 import { sameAnswer } from "../core/operation.js";
-import { answersNothing, plural, showAnswer, showCall, showValue } from "../core/render.js";
+import { answersNothing, plural, showAnswer, showCall } from "../core/render.js";
 import type { Step } from "../core/verify.js";
+import { inProcessConstruction } from "../sequential/construction.js";
 import { type ConformanceReport, type Counterexample, skippedChecks } from "../sequential/report.js";
 
 /** The views a step showed: `size 1, inFlight 0`. */
@@ -34,12 +35,9 @@ function showExpected(step: Step): string {
   return parts.length === 0 ? "" : `   expected ${parts.join(", ")}`;
 }
 
-/** How the counterexample's queue was made, with every option that decided it: `maxRetries` and the backoff. */
-function construction({ maxRetries, backoff }: Counterexample): string {
-  const retries = `maxRetries: ${showValue(maxRetries)}`;
-  const options =
-    backoff === undefined ? retries : `${retries}, backoff: { baseMs: ${backoff.baseMs}, maxMs: ${backoff.maxMs} }`;
-  return `new WorkQueue({ ${options} })`;
+/** How the counterexample's queue was made, with every option that decided it (see `construction.ts`). */
+function construction(counterexample: Counterexample): string {
+  return counterexample.construction ?? inProcessConstruction(counterexample.maxRetries, counterexample.backoff);
 }
 
 /**

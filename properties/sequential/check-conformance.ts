@@ -41,20 +41,31 @@ export async function checkConformance<T>(
   const { shutDown, timeoutMs, time } = qualified;
   const report = await checkSequential(inProcess(factory, { shutDown, timeoutMs, time }), qualified);
   if (report.verdict !== "conforms" || qualified.replay !== undefined) return report;
-  if (!(qualified.overlapping ?? (await answersPromises(factory, time)))) return report;
+  if (!(qualified.overlapping ?? (await answersPromises(factory, time, qualified.items.few[0])))) return report;
   return composed(report, await overlapping(factory, qualified, undefined), qualified);
 }
 
 /**
- * Whether a fresh queue's `get` answers a promise: a queue that does is asynchronous, and its calls may overlap;
+ * Whether a fresh queue's `get`, or its `add` of `item`, answers a promise: a queue that does is asynchronous, and
+ * its calls may overlap (an `add` whose promise a caller does not await must still have made its change, §10.8);
  * `checkConformance` then makes overlapping calls, unless its `overlapping` option says otherwise.
  *
  * @internal
  */
-export async function answersPromises<T>(factory: SubjectFactory<T>, time: boolean): Promise<boolean> {
+export async function answersPromises<T>(
+  factory: SubjectFactory<T>,
+  time: boolean,
+  item: unknown = "a",
+): Promise<boolean> {
   const subject = await factory({ maxRetries: 1, ...(time ? { clock: new ClockModel() } : {}) });
-  const answer = subject.get();
-  if (!isThenable(answer)) return false;
-  await Promise.resolve(answer).then(undefined, () => undefined);
-  return true;
+  const answers = [() => subject.get(), () => subject.add(item as T)].map((call) => {
+    try {
+      return call();
+    } catch {
+      return undefined; // an answer, not a promise
+    }
+  });
+  const promised = answers.filter(isThenable);
+  await Promise.all(promised.map((answer) => Promise.resolve(answer).then(undefined, () => undefined)));
+  return promised.length > 0;
 }

@@ -7,6 +7,7 @@ import type { Driver, Observation, Observe } from "../core/driver.js";
 import { OptionError } from "../core/errors.js";
 import { invariants } from "../core/invariants.js";
 import { isThenable } from "../core/subject.js";
+import { constructionOf } from "./construction.js";
 import { probeIndependence } from "./independence.js";
 import { type ConformanceOptions, driverDefaults, type QualifiedOptions, qualify } from "./options.js";
 import { composed, notRun, overlapping } from "./overlap-part.js";
@@ -123,7 +124,12 @@ export async function checkSequential(subject: Driver, options: QualifiedOptions
     unchecked: views.filter((view) => !seen.has(view)),
     runs: tally.runs,
     commands: tally.commands,
-    ...(counterexample === undefined ? { verdict: "conforms" } : { verdict: "does not conform", counterexample }),
+    ...(counterexample === undefined
+      ? { verdict: "conforms" }
+      : {
+          verdict: "does not conform",
+          counterexample: { ...counterexample, construction: constructionOf(subject, options, counterexample) },
+        }),
   });
   // Before the survey, and before a replay too, so that a replay of its counterexample reports it again.
   const compare = { compareMessages: options.compareMessages };

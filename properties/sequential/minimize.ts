@@ -3,8 +3,9 @@
  * changes what the others do (a `done` of "the 2nd item in flight" names another item once an earlier `get` is
  * gone). The failing plan itself is made of concrete calls, so removing calls from it has no such knock-on effect:
  * this removes every call of one verb, the calls on groups of items, chunks of calls, single calls, then (in short
- * plans) every window of 2 to 4 calls, and renames items to the fewest distinct ones, as long as the plan still
- * fails, cutting what is left where the profile stops allowing it.
+ * plans) every window of 2 to 4 calls, renames items to the fewest distinct ones, and (in short timed plans) makes a
+ * call that can make an item wait a plain `add`, as long as the plan still fails, cutting what is left where the
+ * profile stops allowing it.
  */
 import type { Plan, Profile } from "../core/commands.js";
 import type { Driver } from "../core/driver.js";
@@ -139,6 +140,23 @@ export async function minimize(
     }
     return removals > before;
   };
+  /**
+   * In a short timed plan, tries each call that can make an item wait (`addAfter`, and `retry` with a backoff) as a
+   * plain `add` of its item: a counterexample that needs an item dirty or queued often got there through a wait
+   * that fell due, in more calls. Whether it changed any.
+   */
+  const simplify = async (): Promise<boolean> => {
+    const before = removals;
+    for (let i = 0; i < best.steps.length && !stop(); i++) {
+      const plan = planOfBest();
+      const operation = plan[i] as Operation;
+      const waits = operation.verb === "addAfter" || (operation.verb === "retry" && best.backoff !== undefined);
+      if (!waits || !("item" in operation)) continue;
+      plan[i] = { verb: "add", item: operation.item };
+      await keep(plan);
+    }
+    return removals > before;
+  };
   /** The items passes, halving the number of items changed at once, down to one. */
   const bisect = async (how: "remove" | "rename"): Promise<boolean> => {
     let changed = false;
@@ -171,6 +189,7 @@ export async function minimize(
       if (again) while ((await pass(1)) && !stop());
     }
     if (!stop() && (await bisect("rename"))) while ((await pass(1)) && !stop());
+    if (best.steps.length <= windowed && !stop() && (await simplify())) while ((await pass(1)) && !stop());
   } while (!stop() && (await lower()));
   return { violation: best, removals, runs, commands };
 }

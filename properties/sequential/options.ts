@@ -97,7 +97,7 @@ export interface ConformanceOptions {
   /**
    * Whether `checkConformance` also makes overlapping calls ([docs/spec.md §10.8](../../docs/spec.md#§10-invariants), {@link checkOverlapping}): `runs`
    * runs of calls made before the earlier ones are awaited, whose answers must be those of some order of them.
-   * Made once the other runs conform. @defaultValue `true` when the queue's `get` answers a promise
+   * Made once the other runs conform. @defaultValue `true` when the queue's `get` or `add` answers a promise
    */
   readonly overlapping?: boolean | undefined;
   /** Called after every run, shrinking runs included, with the totals so far. @defaultValue nothing is called */
@@ -139,7 +139,7 @@ export interface SettledOptions extends QualifiedBase {
   readonly coverage: Coverage | undefined;
   readonly shutDown: boolean;
   readonly delays: Delays;
-  /** `undefined`: made when the queue's `get` answers a promise. */
+  /** `undefined`: made when the queue's `get` or `add` answers a promise. */
   readonly overlapping: boolean | undefined;
   readonly onProgress: Progress | undefined;
 }

@@ -69,6 +69,12 @@ export interface Counterexample {
   readonly invariant: Rule;
   /** What went wrong at the last step, in one sentence. */
   readonly detail: string;
+  /**
+   * How the counterexample's queue was made, in the language of the implementation checked (`new WorkQueue({ … })`
+   * in process, the `new` request over the protocol), with the options of the check that decided the run (`time`,
+   * `shutDown`) after it; absent, a report shows `new WorkQueue({ … })` with `maxRetries` and the backoff.
+   */
+  readonly construction?: string | undefined;
   /** The `maxRetries` the queue was made with. */
   readonly maxRetries: number;
   /** The backoff its `retry` requeued with, when time was checked and the run drew one ([docs/spec.md §7.3](../../docs/spec.md#§7)). */

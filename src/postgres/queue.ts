@@ -1,4 +1,5 @@
 import type { Clock } from "../clock.js";
+import type { MetricsSink, SharedQueueGauges } from "../metrics.js";
 import { assertDelay, assertMaxRetries, assertShape, expected, signalOf } from "../validate.js";
 import { Batcher } from "./batch.js";
 import { guardPool, type ObservablePool } from "./connections.js";
@@ -143,7 +144,19 @@ export interface PostgresWorkQueueOptions {
    * @defaultValue none: `retry` requeues at once
    */
   readonly backoff?: PostgresBackoff | undefined;
+  /**
+   * Where this queue object's metrics go ([docs/spec.md §20.17](../../docs/spec.md#§20-leases-on-postgresql)): `prometheusMetrics` (`workqueue-spec/prometheus`) is
+   * one. It counts what this object's calls did — adds that changed something, retries answering `true`, queue and
+   * work durations, stale calls refused — and reads the queue's gauges from the database through
+   * {@link MetricsSink.connectShared} when it wants them. It adds no statement to any call.
+   *
+   * @defaultValue none: nothing is counted, and every call costs what it costs without metrics
+   */
+  readonly metrics?: MetricsSink | undefined;
 }
+
+/** What a call with a lease answered: its row, whose `answer` is `ok`, `stale`, `requeued` or `gave up`. */
+type Answer = Record<string, unknown>;
 
 /** What a waiting call's look found: its answer, or when to look again at the latest. */
 type Look<V> =
@@ -158,6 +171,12 @@ interface Views {
   readonly shuttingDown: boolean;
   readonly nextEvent: number | undefined;
 }
+
+/** What a metrics sink must have: a function for each count and observation (§19.10). */
+const metricsMethods = ["add", "retry", "observeQueueDuration", "observeWorkDuration"];
+
+/** What a metrics sink may have, each a function when present. */
+const optionalMetricsMethods = ["connect", "staleCall", "connectShared"];
 
 /** Throws a `TypeError` unless `item` is a string: items in PostgreSQL are text ([§20.1](../../docs/spec.md#§20-leases-on-postgresql)). */
 function assertText(item: unknown): asserts item is string {
@@ -200,8 +219,11 @@ function assertPositive(name: string, ms: unknown): asserts ms is number {
  * `retry`s and `forget`s made while one of their kind is in flight go out together as the next statement, each
  * answering its own result (§20.1). What a handler may assume is in §20.7: an item is processed at least once, and
  * never by two live leases at once; a holder that stalls past its lease can still be running when another worker
- * gets the item, so writes downstream should carry the token. Not supported yet: rate limiters other than the
- * exponential backoff, and metrics (§20.11). The tables must exist: call {@link migrate} first.
+ * gets the item, so writes downstream should carry the token. With a `metrics` sink (§20.17) it counts what its
+ * own calls did — adds, retries, queue and work durations, stale calls — and reads the queue's gauges (depth,
+ * unfinished work, longest running, expired leases) from the database in one statement when the sink asks, adding
+ * no statement to any call. Not supported yet: rate limiters other than the exponential backoff (§20.11). The
+ * tables must exist: call {@link migrate} first.
  *
  * @public
  * @example
@@ -249,14 +271,21 @@ export class PostgresWorkQueue {
   readonly #wakers = new Map<() => void, boolean>();
   /** Set by `close`: nothing more is asked of the database, and every call rejects. */
   #closed = false;
+  /** Where the metrics go (§20.17), if anywhere. */
+  readonly #sink: MetricsSink | undefined;
   /**
    * The adds that arrive while one is in flight go out together, each item once: one statement per round trip. One
-   * add alone is the function `add`; several, `add_many`.
+   * add alone is the function `add`, answering whether it changed something; several, `add_many`, answering how many
+   * did (§19.2).
    */
   readonly #adds = new Batcher<string, undefined>(async (items) => {
     const [item] = items;
-    if (items.length === 1) await this.#call("add", "add($1, $2, $3)", [this.name, item, this.#now()]);
-    else await this.#call("add", "add_many($1, $2, $3)", [this.name, [...new Set(items)], this.#now()]);
+    const [row] = (
+      items.length === 1
+        ? await this.#call("add", "add($1, $2, $3) changed", [this.name, item, this.#now()])
+        : await this.#call("add", "add_many($1, $2, $3) changed", [this.name, [...new Set(items)], this.#now()])
+    ) as [Record<string, unknown>]; // either function answers one row
+    if (this.#sink !== undefined) for (let n = Number(row.changed); n > 0; n--) this.#sink.add();
     return items.map(() => undefined);
   });
   /** The dones that arrive while one is in flight go out together; each answers `ok` or `stale`. One alone is `done`. */
@@ -289,6 +318,9 @@ export class PostgresWorkQueue {
     assertPositive("pollMs", pollMs);
     // Stryker disable next-line ArrayDeclaration: equivalent: a clock has no optional method, and a name no clock has is as absent as none
     if (options.clock !== undefined) assertShape("clock", options.clock, "a Clock", ["now", "schedule"], []);
+    if (options.metrics !== undefined) {
+      assertShape("metrics", options.metrics, "a MetricsSink", metricsMethods, optionalMetricsMethods);
+    }
     const backoff = options.backoff;
     if (backoff !== undefined) {
       if (typeof backoff !== "object" || backoff === null) {
@@ -308,6 +340,20 @@ export class PostgresWorkQueue {
     this.#clock = options.clock;
     this.#pollMs = pollMs;
     this.#backoff = backoff === undefined ? [null, null] : [backoff.baseMs, backoff.maxMs];
+    this.#sink = options.metrics;
+    this.#sink?.connectShared?.(() => this.#gauges());
+  }
+
+  /** The gauges of §20.17, read in one statement, which settles what happened by now first. */
+  async #gauges(): Promise<SharedQueueGauges> {
+    const [row] = await this.#call("metrics", "metrics($1, $2)", [this.name, this.#now()]);
+    const r = row as Record<string, unknown>;
+    return {
+      depth: Number(r.depth),
+      unfinishedWorkMs: r.unfinished_ms as number,
+      longestRunningMs: r.longest_ms as number,
+      expiredLeases: Number(r.expired),
+    };
   }
 
   /** The injected clock's time, or `null`: the database's. */
@@ -375,28 +421,28 @@ export class PostgresWorkQueue {
 
   /**
    * Batches the calls of `verb` with a lease: one alone is the function `verb`, several are one `verb_many` applying
-   * each in the order made. Each answers the function's text (`stale` when the lease was refused, §20.4). `extra` are
-   * the values after the time, read when the statement goes out.
+   * each in the order made. Each answers the function's row, whose `answer` is its text (`stale` when the lease was
+   * refused, §20.4). `extra` are the values after the time, read when the statement goes out.
    */
-  #finishing(verb: "done" | "retry" | "forget", extra: () => readonly unknown[]): Batcher<Lease, unknown> {
+  #finishing(verb: "done" | "retry" | "forget", extra: () => readonly unknown[]): Batcher<Lease, Answer> {
     return new Batcher(async (leases) => {
       const after = extra();
       const places = Array.from({ length: 4 + after.length }, (_, i) => `$${i + 1}`).join(", ");
       const [lease] = leases as [Lease];
       if (leases.length === 1) {
-        const [row] = await this.#call(verb, `${verb}(${places})`, [
+        // `answer` names the column of a function answering one value, and is only the row's name for a table
+        const [row] = await this.#call(verb, `${verb}(${places}) answer`, [
           this.name,
           lease.item,
           lease.token,
           this.#now(),
           ...after,
         ]);
-        return [row?.[verb]];
+        return [row as Answer]; // the function answers one row
       }
       const items = leases.map((each) => each.item);
       const tokens = leases.map((each) => each.token);
-      const rows = await this.#call(verb, `${verb}_many(${places})`, [this.name, items, tokens, this.#now(), ...after]);
-      return rows.map((row) => row.answer);
+      return this.#call(verb, `${verb}_many(${places})`, [this.name, items, tokens, this.#now(), ...after]);
     });
   }
 
@@ -410,9 +456,9 @@ export class PostgresWorkQueue {
           : await this.#call(verb, "get_many($1, $2, $3, $4)", [...values, calls.length]);
       return calls.map((_, i) => {
         const row = rows[i];
-        return row === undefined
-          ? undefined
-          : { item: row.item as string, token: Number(row.token), expiresAt: row.expires_ms as number };
+        if (row === undefined) return undefined;
+        this.#sink?.observeQueueDuration(row.queued_for_ms as number); // §19.3, in hand-out order
+        return { item: row.item as string, token: Number(row.token), expiresAt: row.expires_ms as number };
       });
     });
   }
@@ -599,7 +645,7 @@ export class PostgresWorkQueue {
     assertLease(lease);
     const [row = {}] = await this.#call(verb, sql, [this.name, lease.item, lease.token, this.#now(), ...extra]);
     const answer = Object.values(row)[0];
-    if (answer === "stale" || answer === null) throw new StaleLeaseError(verb, lease.item, lease.token);
+    if (answer === "stale" || answer === null) throw this.#stale(verb, lease);
     return answer;
   }
 
@@ -612,15 +658,24 @@ export class PostgresWorkQueue {
    *   superseded or was done throws {@link StaleLeaseError} (§20.4): call `retry` and `forget` before `done`.
    */
   async done(lease: Lease): Promise<void> {
-    await this.#finish(this.#dones, "done", lease);
+    const row = await this.#finish(this.#dones, "done", lease);
+    const worked = row.worked_ms;
+    // §19.4: a done that ended a lease; null for a lease a version 2 schema handed out, whose start is unknown
+    if (typeof worked === "number") this.#sink?.observeWorkDuration(worked);
   }
 
-  /** Sends `lease` with the calls of `verb` waiting beside it; its answer, or a {@link StaleLeaseError} for `stale`. */
-  async #finish(calls: Batcher<Lease, unknown>, verb: string, lease: Lease): Promise<unknown> {
+  /** Sends `lease` with the calls of `verb` waiting beside it; its row, or a {@link StaleLeaseError} for `stale`. */
+  async #finish(calls: Batcher<Lease, Answer>, verb: string, lease: Lease): Promise<Answer> {
     assertLease(lease);
-    const answer = await calls.call(lease);
-    if (answer === "stale") throw new StaleLeaseError(verb, lease.item, lease.token);
-    return answer;
+    const row = await calls.call(lease);
+    if (row.answer === "stale") throw this.#stale(verb, lease);
+    return row;
+  }
+
+  /** The error refusing `lease` for `verb` (§20.4), counted as a stale call (§20.17). */
+  #stale(verb: string, lease: Lease): StaleLeaseError {
+    this.#sink?.staleCall?.();
+    return new StaleLeaseError(verb, lease.item, lease.token);
   }
 
   /**
@@ -632,7 +687,9 @@ export class PostgresWorkQueue {
    *   superseded or was done throws {@link StaleLeaseError} (§20.4): call `retry` and `forget` before `done`.
    */
   async retry(lease: Lease): Promise<boolean> {
-    return (await this.#finish(this.#retries, "retry", lease)) === "requeued";
+    const requeued = (await this.#finish(this.#retries, "retry", lease)).answer === "requeued";
+    if (requeued) this.#sink?.retry(); // §19.7
+    return requeued;
   }
 
   /**

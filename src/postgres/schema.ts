@@ -18,10 +18,11 @@ export function assertSchema(schema: unknown): asserts schema is string {
 
 /**
  * The version of the schema this package makes: 1 kept every item's row for ever; 2 deletes the rows of idle items
- * (§20.9). `migrate` upgrades an older schema and refuses a newer one, whose functions this package would replace
- * with older ones.
+ * (§20.9); 3 keeps what the metrics read (§20.17): each lease's hand-out time, the queue's count of expired leases,
+ * and the functions answer what a process counts. `migrate` upgrades an older schema and refuses a newer one, whose
+ * functions this package would replace with older ones.
  */
-export const schemaVersion = 2;
+export const schemaVersion = 3;
 
 /** The channel `LISTEN/NOTIFY` uses for the schema's queues; the payload is the queue's name. */
 export function channelOf(schema: string): string {
@@ -60,6 +61,8 @@ create table if not exists ${s}.queues (
   name text collate "C" primary key,
   shutting_down boolean not null default false
 );
+-- §20.17: the leases of the queue that expired, counted by settle (version 3).
+alter table ${s}.queues add column if not exists expired bigint not null default 0;
 create sequence if not exists ${s}.positions;
 create sequence if not exists ${s}.tokens;
 create sequence if not exists ${s}.dues;
@@ -77,6 +80,17 @@ create table if not exists ${s}.items (
   primary key (queue, item),
   check (in_flight = (lease = 'live'))
 );
+-- §20.17: when the item's latest lease was handed out (version 3; null for a lease a version 2 schema handed out).
+alter table ${s}.items add column if not exists leased_ms double precision;
+-- Version 3 changed what these answer, which create or replace cannot do: they are made again below.
+drop function if exists ${s}.enter(text, text, double precision);
+drop function if exists ${s}.enqueue(text, text, double precision);
+drop function if exists ${s}.add(text, text, double precision);
+drop function if exists ${s}.add_many(text, text[], double precision);
+drop function if exists ${s}.get(text, double precision, double precision);
+drop function if exists ${s}.get_many(text, double precision, double precision, int);
+drop function if exists ${s}.done(text, text, bigint, double precision);
+drop function if exists ${s}.done_many(text, text[], bigint[], double precision);
 -- An item is queued when it has a row here, and then it is not in flight: enter adds the row only to an item that
 -- is neither, get deletes it as it puts the item in flight.
 create table if not exists ${s}.queued (
@@ -137,19 +151,21 @@ language sql as $$
 $$;
 
 -- §4 at the instant p_at, also while shutting down (§17.5, §17.7): queue an absent item, mark an in-flight one
--- dirty, keep a queued one in place.
-create or replace function ${s}.enter(p_queue text, p_item text, p_at double precision) returns void
+-- dirty, keep a queued one in place. Answers whether it changed something: queued the item or newly marked it
+-- dirty, what §19.2 counts.
+create or replace function ${s}.enter(p_queue text, p_item text, p_at double precision) returns boolean
 language plpgsql as $$
 declare r ${s}.items := ${s}.item_row(p_queue, p_item);
 begin
-  if exists (select from ${s}.queued where queue = p_queue and item = p_item) then return; end if;
+  if exists (select from ${s}.queued where queue = p_queue and item = p_item) then return false; end if;
   if r.in_flight then
     update ${s}.items set dirty = true where queue = p_queue and item = p_item;
-    return;
+    return not r.dirty;
   end if;
   insert into ${s}.queued (queue, item, queued_ms, position)
     values (p_queue, p_item, p_at, nextval('${s}.positions'));
   perform pg_notify('${channel}', '+' || p_queue); -- one item: one waiting take can use it (§20.10)
+  return true;
 end $$;
 
 -- What happened by now, applied at the instant each happened, earliest first (§17.5, §20.3): a waiting item falls
@@ -178,40 +194,46 @@ begin
           due_ms = null, due_order = null
         where queue = p_queue and item = expiry.item;
       perform ${s}.enter(p_queue, expiry.item, expiry.expires_ms); -- at the tail, at the instant it expired
+      insert into ${s}.queues as q (name, expired) values (p_queue, 1)
+        on conflict (name) do update set expired = q.expired + 1; -- §20.17
     end if;
   end loop;
 end $$;
 
--- §4 and §17.4: an accepted add ends the item's wait, then enters it.
-create or replace function ${s}.enqueue(p_queue text, p_item text, p_now double precision) returns void
+-- §4 and §17.4: an accepted add ends the item's wait, then enters it; answers what enter answers.
+create or replace function ${s}.enqueue(p_queue text, p_item text, p_now double precision) returns boolean
 language plpgsql as $$
 begin
   update ${s}.items set due_ms = null, due_order = null where queue = p_queue and item = p_item and due_ms is not null;
-  perform ${s}.enter(p_queue, p_item, p_now);
+  return ${s}.enter(p_queue, p_item, p_now);
 end $$;
 
-create or replace function ${s}.add(p_queue text, p_item text, p_now double precision) returns void
+-- Answers whether the add changed something (§19.2, §20.17).
+create or replace function ${s}.add(p_queue text, p_item text, p_now double precision) returns boolean
 language plpgsql as $$
 declare v_now double precision;
 begin
   perform ${s}.lock_queue(p_queue);
   v_now := ${s}.clock(p_now);
   perform ${s}.settle(p_queue, v_now);
-  if ${s}.shutting_down(p_queue) then return; end if; -- §12.3
-  perform ${s}.enqueue(p_queue, p_item, v_now);
+  if ${s}.shutting_down(p_queue) then return false; end if; -- §12.3
+  return ${s}.enqueue(p_queue, p_item, v_now);
 end $$;
 
 -- The adds a process sent together (§20.1): what happened by now settled once, then each item as add enters it,
--- in their order.
-create or replace function ${s}.add_many(p_queue text, p_items text[], p_now double precision) returns void
+-- in their order. Answers how many changed something (§19.2, §20.17).
+create or replace function ${s}.add_many(p_queue text, p_items text[], p_now double precision) returns integer
 language plpgsql as $$
-declare v_now double precision; v_item text;
+declare v_now double precision; v_item text; v_changed integer := 0;
 begin
   perform ${s}.lock_queue(p_queue);
   v_now := ${s}.clock(p_now);
   perform ${s}.settle(p_queue, v_now);
-  if ${s}.shutting_down(p_queue) then return; end if; -- §12.3
-  foreach v_item in array p_items loop perform ${s}.enqueue(p_queue, v_item, v_now); end loop;
+  if ${s}.shutting_down(p_queue) then return 0; end if; -- §12.3
+  foreach v_item in array p_items loop
+    if ${s}.enqueue(p_queue, v_item, v_now) then v_changed := v_changed + 1; end if;
+  end loop;
+  return v_changed;
 end $$;
 
 -- §17.1–§17.3, §17.7: a delay that is not positive is an add; otherwise an absent item, or one in flight and
@@ -258,11 +280,12 @@ begin
   return least(p_max, v_delay);
 end $$;
 
--- §5 and §20.2: the oldest queued item, in flight under a new lease, or no row when nothing is queued.
+-- §5 and §20.2: the oldest queued item, in flight under a new lease, or no row when nothing is queued; with how
+-- long it was queued (§19.3, §20.17).
 create or replace function ${s}.get(p_queue text, p_now double precision, p_lease_ms double precision)
-returns table (item text, token bigint, expires_ms double precision)
+returns table (item text, token bigint, expires_ms double precision, queued_for_ms double precision)
 language plpgsql as $$
-declare v_now double precision; v_item text; v_token bigint;
+declare v_now double precision; v_item text; v_token bigint; v_queued double precision;
 begin
   -- A get that skipped the head another get was taking, and answered before that one committed, would be seen by
   -- a view in between as handing out an item out of order (§10.8).
@@ -272,20 +295,20 @@ begin
   -- The head, waiting for a call that holds its row (an add of it while queued, a forget): never a younger item.
   select q.item into v_item from ${s}.queued q where q.queue = p_queue order by q.queued_ms, q.position limit 1 for update;
   if v_item is null then return; end if;
-  delete from ${s}.queued q where q.queue = p_queue and q.item = v_item;
+  delete from ${s}.queued q where q.queue = p_queue and q.item = v_item returning q.queued_ms into v_queued;
   v_token := nextval('${s}.tokens');
   update ${s}.items i set in_flight = true, dirty = false, token = v_token,
-      lease = 'live', expires_ms = v_now + p_lease_ms
+      lease = 'live', expires_ms = v_now + p_lease_ms, leased_ms = v_now
     where i.queue = p_queue and i.item = v_item;
-  return query select v_item, v_token, v_now + p_lease_ms;
+  return query select v_item, v_token, v_now + p_lease_ms, v_now - v_queued;
 end $$;
 
 -- The gets a process sent together (§20.1): up to p_count heads in order, each in flight under a lease of its own,
 -- as that many gets one after another would hand them out; fewer when fewer are queued.
 create or replace function ${s}.get_many(p_queue text, p_now double precision, p_lease_ms double precision, p_count int)
-returns table (item text, token bigint, expires_ms double precision)
+returns table (item text, token bigint, expires_ms double precision, queued_for_ms double precision)
 language plpgsql as $$
-declare v_now double precision; v_item text; v_token bigint;
+declare v_now double precision; v_item text; v_token bigint; v_queued double precision;
 begin
   perform ${s}.lock_queue(p_queue);
   v_now := ${s}.clock(p_now);
@@ -293,12 +316,12 @@ begin
   for v_item in
     select q.item from ${s}.queued q where q.queue = p_queue order by q.queued_ms, q.position limit p_count for update
   loop
-    delete from ${s}.queued q where q.queue = p_queue and q.item = v_item;
+    delete from ${s}.queued q where q.queue = p_queue and q.item = v_item returning q.queued_ms into v_queued;
     v_token := nextval('${s}.tokens');
     update ${s}.items i set in_flight = true, dirty = false, token = v_token,
-        lease = 'live', expires_ms = v_now + p_lease_ms
+        lease = 'live', expires_ms = v_now + p_lease_ms, leased_ms = v_now
       where i.queue = p_queue and i.item = v_item;
-    item := v_item; token := v_token; expires_ms := v_now + p_lease_ms;
+    item := v_item; token := v_token; expires_ms := v_now + p_lease_ms; queued_for_ms := v_now - v_queued;
     return next;
   end loop;
 end $$;
@@ -325,42 +348,53 @@ end $$;
 -- §6. The common case is one statement that is its own fence (§20.4): it ends the live lease, not expired by now,
 -- of an item not dirty, and the row goes if the item is idle (§20.9). It settles nothing, as it needs not: it
 -- queues nothing, and its answer and its change concern its own item only, whose lease it checks against now itself
--- (§20.6). Everything else — a dirty item, token 0, a stale lease — takes the general path below.
-create or replace function ${s}.done(p_queue text, p_item text, p_token bigint, p_now double precision) returns text
+-- (§20.6). Everything else — a dirty item, token 0, a stale lease — takes the general path below. Answers 'ok' or
+-- 'stale', and, when it ended a lease, how long the item was in flight (§19.4, §20.17).
+create or replace function ${s}.done(p_queue text, p_item text, p_token bigint, p_now double precision)
+returns table (answer text, worked_ms double precision)
 language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now); r record;
 begin
   update ${s}.items i set in_flight = false, lease = 'finished', expires_ms = null
     where i.queue = p_queue and i.item = p_item and i.token = p_token and i.lease = 'live' and i.expires_ms > v_now
-      and not i.dirty;
+      and not i.dirty
+    returning v_now - i.leased_ms into worked_ms;
   if found then
     perform ${s}.tidy(p_queue, p_item);
     perform ${s}.ended(p_queue);
-    return 'ok';
+    answer := 'ok';
+    return next;
+    return;
   end if;
   perform ${s}.lock_queue(p_queue); -- a dirty item is queued again
   v_now := ${s}.clock(p_now);
   perform ${s}.settle(p_queue, v_now);
-  if not ${s}.fenced(p_queue, p_item, p_token) then perform ${s}.tidy(p_queue, p_item); return 'stale'; end if;
+  if not ${s}.fenced(p_queue, p_item, p_token) then
+    perform ${s}.tidy(p_queue, p_item);
+    answer := 'stale';
+    return next;
+    return;
+  end if;
   select * into r from ${s}.items where queue = p_queue and item = p_item;
   if r.in_flight then
     update ${s}.items set in_flight = false, lease = 'finished', expires_ms = null, dirty = false
       where queue = p_queue and item = p_item;
     if r.dirty then perform ${s}.enter(p_queue, p_item, v_now); end if; -- §6.2
     perform ${s}.ended(p_queue); -- a drain may be waiting for this done (§13.1)
+    worked_ms := v_now - r.leased_ms;
   end if; -- §6.3: otherwise nothing changes
   perform ${s}.tidy(p_queue, p_item);
-  return 'ok';
+  answer := 'ok';
+  return next;
 end $$;
 
 -- The dones a process sent together (§20.1): each as done answers it, in their order.
 create or replace function ${s}.done_many(p_queue text, p_items text[], p_tokens bigint[], p_now double precision)
-returns table (answer text)
+returns table (answer text, worked_ms double precision)
 language plpgsql as $$
 begin
   for i in 1 .. cardinality(p_items) loop
-    answer := ${s}.done(p_queue, p_items[i], p_tokens[i], p_now);
-    return next;
+    return query select * from ${s}.done(p_queue, p_items[i], p_tokens[i], p_now);
   end loop;
 end $$;
 
@@ -455,6 +489,21 @@ begin
     ${s}.shutting_down(p_queue),
     least((select min(i.expires_ms) from ${s}.items i where i.queue = p_queue and i.in_flight),
       (select min(i.due_ms) from ${s}.items i where i.queue = p_queue and i.due_ms is not null));
+end $$;
+
+-- §20.17: the gauges of §19.1, §19.5 and §19.6, computed now, and the leases of the queue that expired, in one
+-- statement, after what happened by now was settled (as the views are).
+create or replace function ${s}.metrics(p_queue text, p_now double precision)
+returns table (depth bigint, unfinished_ms double precision, longest_ms double precision, expired bigint)
+language plpgsql as $$
+declare v_now double precision := ${s}.clock(p_now);
+begin
+  perform ${s}.settle(p_queue, v_now);
+  return query select
+    (select count(*) from ${s}.queued q where q.queue = p_queue),
+    coalesce((select sum(v_now - i.leased_ms) from ${s}.items i where i.queue = p_queue and i.in_flight), 0),
+    coalesce((select v_now - min(i.leased_ms) from ${s}.items i where i.queue = p_queue and i.in_flight), 0),
+    coalesce((select q.expired from ${s}.queues q where q.name = p_queue), 0);
 end $$;
 
 create or replace function ${s}.failures(p_queue text, p_item text) returns bigint

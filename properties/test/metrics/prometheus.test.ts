@@ -213,6 +213,93 @@ describe("the Prometheus exporter (§19.11)", () => {
   });
 });
 
+describe("the Prometheus exporter for queues with leases (§20.17)", () => {
+  /** A shared queue's gauge reader answering `gauges`, counting its reads; it rejects while `failing`. */
+  const sharedReader = (gauges: {
+    depth: number;
+    unfinishedWorkMs: number;
+    longestRunningMs: number;
+    expiredLeases: number;
+  }) => {
+    const state = { reads: 0, failing: false };
+    const read = async () => {
+      state.reads++;
+      if (state.failing) throw new Error("the database cannot answer");
+      return gauges;
+    };
+    return { state, read };
+  };
+
+  test("exports the shared gauges read once per scrape, the expired leases and the stale calls; a queue whose read fails is left out of that scrape's gauges", async () => {
+    const registry = new Registry();
+    const sink = prometheusMetrics({ name: "jobs", registry });
+    sink.staleCall?.(); // before the queue connects: nothing to count on
+    const gauges = { depth: 3, unfinishedWorkMs: 1_500, longestRunningMs: 1_000, expiredLeases: 4 };
+    const { state, read } = sharedReader(gauges);
+    sink.connectShared?.(read);
+    let scrape = parse(await registry.metrics());
+    expect(state.reads).toBe(1); // one read for the five gauges
+    expect(scrape.type.get("workqueue_stale_calls_total")).toBe("counter");
+    expect(scrape.type.get("workqueue_expired_leases")).toBe("gauge");
+    expect(scrape.help.get("workqueue_stale_calls_total")).toBe(
+      "Total number of calls this process made with a lease of workqueue that was refused as stale",
+    );
+    expect(scrape.help.get("workqueue_expired_leases")).toBe(
+      "How many leases of workqueue expired, counted by the database for every process: the same value in each process.",
+    );
+    expect(scrape.samples.get('workqueue_stale_calls_total{name="jobs"}')).toBe(0);
+    expect(scrape.samples.get('workqueue_expired_leases{name="jobs"}')).toBe(4);
+    expect(scrape.samples.get('workqueue_depth{name="jobs"}')).toBe(3);
+    expect(scrape.samples.get('workqueue_unfinished_work_seconds{name="jobs"}')).toBe(1.5);
+    expect(scrape.samples.get('workqueue_longest_running_processor_seconds{name="jobs"}')).toBe(1);
+    sink.staleCall?.();
+    sink.staleCall?.();
+    gauges.depth = 7;
+    scrape = parse(await registry.metrics());
+    expect(state.reads).toBe(2); // a new scrape reads again
+    expect(scrape.samples.get('workqueue_stale_calls_total{name="jobs"}')).toBe(2);
+    expect(scrape.samples.get('workqueue_depth{name="jobs"}')).toBe(7);
+    state.failing = true;
+    scrape = parse(await registry.metrics());
+    for (const gauge of ["depth", "unfinished_work_seconds", "longest_running_processor_seconds", "expired_leases"]) {
+      expect(scrape.samples.has(`workqueue_${gauge}{name="jobs"}`)).toBe(false);
+    }
+    expect(scrape.samples.get('workqueue_stale_calls_total{name="jobs"}')).toBe(2);
+  });
+
+  test("queues with leases and a reference queue share one registry; only the former have lease metrics", async () => {
+    const registry = new Registry();
+    for (const name of ["first", "second"]) {
+      const expiredLeases = name === "first" ? 1 : 2;
+      prometheusMetrics({ name, registry }).connectShared?.(
+        sharedReader({ depth: 0, unfinishedWorkMs: 0, longestRunningMs: 0, expiredLeases }).read,
+      );
+    }
+    prometheusMetrics({ name: "later", registry }); // made, not connected yet: no gauges
+    const clock = new VirtualClock();
+    const recorder = new MetricsRecorder<string>({ clock, sink: prometheusMetrics({ name: "pods", registry }) });
+    recorder.added();
+    recorder.queued("a", 0);
+    const samples = parse(await registry.metrics()).samples;
+    expect(samples.get('workqueue_expired_leases{name="first"}')).toBe(1);
+    expect(samples.get('workqueue_expired_leases{name="second"}')).toBe(2);
+    expect(samples.has('workqueue_expired_leases{name="pods"}')).toBe(false);
+    expect(samples.has('workqueue_stale_calls_total{name="pods"}')).toBe(false);
+    expect(samples.get('workqueue_depth{name="pods"}')).toBe(1);
+    expect(samples.get('workqueue_depth{name="first"}')).toBe(0);
+    expect(samples.has('workqueue_expired_leases{name="later"}')).toBe(false);
+    expect(samples.has('workqueue_depth{name="later"}')).toBe(false);
+  });
+
+  test("a registry of reference queues only shows client-go's seven metrics", async () => {
+    const registry = new Registry();
+    prometheusMetrics({ name: "reference", registry }).staleCall?.();
+    const text = await registry.metrics();
+    expect(text).not.toContain("workqueue_stale_calls_total");
+    expect(text).not.toContain("workqueue_expired_leases");
+  });
+});
+
 describe("the Prometheus exporter's errors (§19.12)", () => {
   test("rejects options, a name or a registry that are not what they should be, naming the value", () => {
     expect(() => prometheusMetrics(undefined as never)).toThrow(

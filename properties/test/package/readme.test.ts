@@ -87,6 +87,7 @@ test("the README has its TypeScript blocks: the API, the controller and the conf
     "Testing it on the virtual clock",
     "Metrics for Prometheus",
     "Many workers on PostgreSQL",
+    "Metrics on PostgreSQL",
     "Checking your own queue",
   ]);
 });
@@ -112,6 +113,24 @@ test("the PostgreSQL block runs on its own on the machine's server and prints wh
     expect(await run.exit, run.err.join("")).toBe(0);
     expect(shown).toEqual(["reconciled default/web", "reconciled default/db"]);
     expect(run.out.join("").split("\n").filter(Boolean)).toEqual(shown);
+  } finally {
+    await drop();
+    await pool.end();
+  }
+});
+
+test("the PostgreSQL metrics block runs on its own on the machine's server and prints the metrics its comments show", async () => {
+  const code = block("Metrics on PostgreSQL");
+  const shown = [...code.matchAll(/^\/\/ (workqueue_.*)$/gm)].map(([, line]) => line);
+  const pool = new pg.Pool({ connectionString: databaseUrl });
+  const drop = () => pool.query('drop schema if exists "workqueue" cascade'); // the block's schema, as above
+  await drop();
+  try {
+    const run = tsx("metrics.ts", code, { DATABASE_URL: databaseUrl });
+    expect(await run.exit, run.err.join("")).toBe(0);
+    expect(shown).toHaveLength(5);
+    expect(run.out.join("").split("\n").filter(Boolean)).toEqual(shown);
+    expect(run.err.join("")).toBe("StaleLeaseError\n");
   } finally {
     await drop();
     await pool.end();

@@ -24,7 +24,7 @@ import { databaseUrl, freshName, freshSchema } from "./database.js";
 /** The mistake: `enter` of an item in flight marks it dirty and then queues it too, instead of returning. */
 const addQueuesWhileInFlight: PostgresDefect = {
   name: "an add while in flight queues the item again",
-  from: "dirty = true where queue = p_queue and item = p_item;\n    return;",
+  from: "dirty = true where queue = p_queue and item = p_item;\n    return not r.dirty;",
   to: "dirty = true where queue = p_queue and item = p_item;",
   suite: "concurrent gets",
   rule: "two live leases",

@@ -128,7 +128,7 @@ test("without a schema, migrate, the verbs and a take's LISTEN use the schema wo
   await queue.add("a");
   await expect(queue.take()).resolves.toBeUndefined();
   expect(db.statements.slice(1)).toEqual([
-    'select * from "workqueue".add($1, $2, $3)',
+    'select * from "workqueue".add($1, $2, $3) changed',
     'listen "workqueue_workqueue"',
     'select * from "workqueue".get($1, $2, $3)',
     'select * from "workqueue".views($1, $2)',

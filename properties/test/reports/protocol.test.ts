@@ -101,6 +101,8 @@ describe("a wrong implementation over the protocol", () => {
     const { code, out } = await gate("--runs", "300", "--", ...serve("shutDownOnlySetsAFlag"));
     expect(out).toContain("features len, shutdown");
     expect(out).toContain("does not conform: while shutting down, add and retry request nothing");
+    // The queue's first line is the protocol's `new` request, with the check's option that drew the shutdown.
+    expect(out).toMatch(/\n {4}new \{"maxRetries":\d+\} {3}\/\/ shutDown: true\n/);
     expect(out).toContain("shutDown()");
     expect(code).toBe(1);
   });
@@ -146,6 +148,8 @@ describe("the metrics feature", () => {
   test("a timed implementation that does not announce metrics is reported as checked without them", async () => {
     const { code, out } = await gate("--runs", "20", "--", ...metrics("without-metrics"));
     expect(out).toContain("checked without metrics: skipped the metrics after every call (§19)");
+    // Nor does it announce concurrent: it is given no rounds of requests with ids.
+    expect(out).not.toContain("overlapping calls");
     expect(code).toBe(0);
   });
 

@@ -54,3 +54,13 @@ test("guard interrupts fast-check, which reports the failure found so far as int
   spent.charge(1);
   expect(() => spent.guard()).toThrow(fc.PreconditionFailure);
 });
+
+test("guard with a share interrupts once that part of the budget is spent, without exhausting the budget", () => {
+  const budget = new ShrinkBudget(10, "calls", 60_000);
+  budget.charge(1);
+  expect(() => budget.guard(0.2)).not.toThrow();
+  budget.charge(1);
+  expect(() => budget.guard(0.2)).toThrow(fc.PreconditionFailure);
+  expect(() => budget.guard()).not.toThrow();
+  expect([budget.exhausted, budget.stoppedBy]).toEqual([false, undefined]);
+});

@@ -28,7 +28,9 @@ const settings: Record<string, ConformanceOptions> = {
 /**
  * Each defect, with its shortest counterexample: `retry clears the dirty mark` takes 4 calls (`add(a)`, `get()`,
  * `add(a)`, `retry(a)` with a backoff: waiting 1, not 0); `rounds due times up` takes 2, but only with a fractional
- * delay or step (`addAfter(a, 0.5)`, `advance(0.5)`).
+ * delay or step (`addAfter(a, 0.5)`, `advance(0.5)`); `forget keeps the backoff` takes 6, and only with a backoff whose
+ * base is below its maximum (`retry(a)`, `advance` to its due time, `get()`, `forget(a)`, `retry(a)`, `advance` to
+ * its due time: still waiting), which the workers' steps of timed runs reach (properties/core/worker-step.ts).
  */
 const cases: [TimedDefect, string, Profile][] = [
   ["retry clears the dirty mark", "default", "robust"],
@@ -37,6 +39,7 @@ const cases: [TimedDefect, string, Profile][] = [
   ["retry clears the dirty mark", "as over the protocol", "contract"],
   ["rounds due times up", "default", "robust"],
   ["rounds due times up", "as over the protocol", "contract"],
+  ["forget keeps the backoff", "default", "robust"],
 ];
 
 test.each(cases)(

@@ -1,0 +1,178 @@
+/**
+ * Wrong queues that once escaped the gate (issue #30): each keeps one realistic mistake that shows only after a
+ * long history — hundreds of distinct failing items, a long hold while many other items finish — or only to a
+ * caller that does not await, or only on `NaN`. Written from docs/spec.md alone, as a test writer would, on a plain
+ * correct queue of their own. Every export is a factory `(options) => queue`, like those of queues.mjs.
+ */
+
+const QUEUED = "queued";
+const IN_FLIGHT = "in flight";
+const DIRTY = "in flight + dirty";
+
+/** A correct queue, written plainly: a Map of states, an array for the FIFO, a Map of failure counts. */
+class Plain {
+  constructor({ maxRetries }) {
+    this.maxRetries = maxRetries;
+    this.states = new Map();
+    this.queue = [];
+    this.counts = new Map();
+  }
+  get size() {
+    return this.queue.length;
+  }
+  check(item) {
+    if (item === undefined || item === null) throw new TypeError(`not an item: ${item}`);
+  }
+  add(item) {
+    this.check(item);
+    const state = this.states.get(item);
+    if (state === undefined) {
+      this.states.set(item, QUEUED);
+      this.queue.push(item);
+    } else if (state === IN_FLIGHT) this.states.set(item, DIRTY);
+  }
+  get() {
+    if (this.queue.length === 0) return undefined;
+    const item = this.queue.shift();
+    this.states.set(item, IN_FLIGHT);
+    return item;
+  }
+  done(item) {
+    this.check(item);
+    const state = this.states.get(item);
+    if (state === IN_FLIGHT) this.states.delete(item);
+    if (state === DIRTY) {
+      this.states.set(item, QUEUED);
+      this.queue.push(item);
+    }
+  }
+  /** Counts a failure of `item` and answers the new count. */
+  fail(item) {
+    this.check(item);
+    const count = (this.counts.get(item) ?? 0) + 1;
+    this.counts.set(item, count);
+    return count;
+  }
+  retry(item) {
+    if (this.fail(item) >= this.maxRetries) return false;
+    this.add(item);
+    return true;
+  }
+  forget(item) {
+    this.check(item);
+    this.counts.delete(item);
+  }
+  failures(item) {
+    this.check(item);
+    return this.counts.get(item) ?? 0;
+  }
+}
+
+const make = (Queue) => (options) => new Queue(options);
+
+/** The correct base, to show that the gate accepts it. */
+export const plain = make(Plain);
+
+/**
+ * The failure table is a cache of the 64 most recently failed items (a bounded LRU, so that a flood of failing
+ * keys cannot exhaust memory): the count of an item evicted by 64 others starts again at 0. Shortest
+ * counterexample, robust profile: 65 retries of distinct items, then a retry of the first (66 calls).
+ */
+export const failureTableOf64 = make(
+  class extends Plain {
+    fail(item) {
+      const count = super.fail(item);
+      this.counts.delete(item);
+      this.counts.set(item, count); // most recent last
+      if (this.counts.size > 64) this.counts.delete(this.counts.keys().next().value);
+      return count;
+    }
+  },
+);
+
+/**
+ * A sweep reclaims items held too long, measuring "too long" in completions: once 33 other items were finished
+ * while an item was in flight, the item is dropped, as if its worker had died. A later `add` of it queues it while
+ * it is still in flight. Shortest counterexample: add and get the item, 33 others added, got and done, then add it
+ * again (102 calls).
+ */
+export const sweepDropsLongHeld = make(
+  class extends Plain {
+    finished = 0;
+    heldSince = new Map();
+    get() {
+      const item = super.get();
+      if (item !== undefined) this.heldSince.set(item, this.finished);
+      return item;
+    }
+    done(item) {
+      const state = this.states.get(item);
+      super.done(item);
+      if (state !== IN_FLIGHT && state !== DIRTY) return;
+      this.heldSince.delete(item);
+      this.finished++;
+      for (const [held, since] of this.heldSince) {
+        if (this.finished - since < 33) continue;
+        this.heldSince.delete(held);
+        this.states.delete(held); // its worker is presumed dead
+      }
+    }
+  },
+);
+
+/**
+ * `add` answers a promise that is already resolved, and makes its change on a later microtask (a write-behind
+ * journal): a caller that awaits the answer sees the item, one that does not await sees it missing, against §10.8
+ * (a promise resolves only once its change is made). Its `get` is synchronous, as are the other verbs. Shortest
+ * counterexample: one round, `add(a) ‖ get()` (2 calls), the add's promise resolved before the get was made.
+ */
+export const addResolvesBeforeItsChange = make(
+  class extends Plain {
+    add(item) {
+      this.check(item);
+      queueMicrotask(() => super.add(item));
+      return Promise.resolve();
+    }
+    retry(item) {
+      if (this.fail(item) >= this.maxRetries) return false;
+      super.add(item); // at once: only the journal of `add` writes behind
+      return true;
+    }
+  },
+);
+
+/**
+ * The queue deduplicates with `indexOf` over its arrays (no Map of states): `NaN !== NaN`, so `NaN` is never found
+ * queued or in flight, and an `add(NaN)` while it is queued queues it twice. Shortest counterexample: `add(NaN)`
+ * twice (2 calls), in either profile.
+ */
+export const indexOfEverywhere = make(
+  class extends Plain {
+    held = [];
+    dirty = [];
+    add(item) {
+      this.check(item);
+      if (this.held.indexOf(item) >= 0) {
+        if (this.dirty.indexOf(item) < 0) this.dirty.push(item);
+        return;
+      }
+      if (this.queue.indexOf(item) < 0) this.queue.push(item);
+    }
+    get() {
+      if (this.queue.length === 0) return undefined;
+      const item = this.queue.shift();
+      this.held.push(item);
+      return item;
+    }
+    done(item) {
+      this.check(item);
+      const at = this.held.indexOf(item);
+      if (at < 0) return;
+      this.held.splice(at, 1);
+      const mark = this.dirty.indexOf(item);
+      if (mark < 0) return;
+      this.dirty.splice(mark, 1);
+      this.queue.push(item);
+    }
+  },
+);
