@@ -71,6 +71,11 @@ test("two live leases: a refused done ends no lease, so a lease handed out after
   expect(rules(lost)).toEqual([]);
 });
 
+test("two live leases: a forget ends no lease, only a done or the expiry does", () => {
+  const forgotten = [add("a", 0), lease("a", 1, 10, 500), call("forget", "a", 1, 20, "ok"), ...success("a", 2, 30)];
+  expect(rules([...forgotten, call("done", "a", 1, 100, "stale")])).toEqual(["two live leases"]);
+});
+
 test("token reused: one token handed out twice for a key", () => {
   expect(rules([add("a", 0), ...success("a", 1, 10), ...success("a", 1, 50)])).toContain("token reused");
 });

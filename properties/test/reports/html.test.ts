@@ -10,6 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { main } from "../../cli/gate.js";
+import { writePage } from "../../cli/html.js";
+import type { GateOutcome } from "../../report/outcome.js";
+import type { ConformanceReport } from "../../sequential/report.js";
 import { screenshots, useBrowser } from "./browser.js";
 
 const root = new URL("../../../", import.meta.url).pathname;
@@ -62,17 +65,17 @@ describe("a failure with overlapping calls", () => {
     expect([page.replay, page.copyButtons]).toEqual([printed, 1]);
   });
 
-  test("of concurrent rounds over the protocol is written as a page that names §10.8 and outlines the round", async () => {
+  test("over the protocol, a race in concurrent rounds is drawn too, with the replay command over the protocol", async () => {
     const file = fresh();
     const racy = ["--", "python3", fixture("python-racy.py")];
     const { code, out } = await gate("--runs", "100", "--seed", "1", "--html", file, ...racy);
     expect(code).toBe(1);
     expect(out).toContain(`  timeline of the failure written to ${file}\n`);
-    const page = await rendered(readFileSync(file, "utf8"), join(scratch, "concurrent.png"));
+    const page = await rendered(readFileSync(file, "utf8"), join(screenshots, "gate-html-concurrent.png"));
     expect(page.requests).toEqual([]);
-    expect(page.rules).toHaveLength(1);
-    expect(page.rules[0]).toMatch(/^linearizable \(§10\.8\)/);
-    expect(page.outlined.length).toBeGreaterThanOrEqual(2);
+    expect(page.rules[0]).toMatch(/^linearizable \(§10\.8\): /);
+    expect(page.outlined.length).toBeGreaterThanOrEqual(2); // the round no order explains
+    expect(page.replay).toMatch(/^npx workqueue-conformance .* --replay=\S+ -- python3 \S+python-racy\.py$/);
   });
 
   test("with --json, the JSON report stays alone on stdout and the page's line goes to stderr", async () => {
@@ -146,7 +149,8 @@ describe("bad input is a usage error naming the value", () => {
 
   test("a queue whose get answers no promise makes no overlapping calls: exit 2, naming the file, and nothing left behind", async () => {
     const file = fresh();
-    const { code, err } = await gate("--html", file, "--module", fixture("reference.mjs"));
+    const { code, out, err } = await gate("--html", file, "--module", fixture("reference.mjs"));
+    expect(out).not.toContain("timeline"); // the usage error says why; no line about the page
     expect([code, err]).toEqual([
       2,
       `workqueue-conformance: usage error: --html ${file}: nothing to draw: the queue's get answers at once, not a promise, so it is given one call at a time (a timeline draws overlapping calls) (see --help)\n`,
@@ -177,5 +181,49 @@ describe("bad input is a usage error naming the value", () => {
   test("--html without a value: exit 2, naming the option", async () => {
     const { code, err } = await gate("--module", fixture("async-model.mjs"), "--html");
     expect([code, err]).toEqual([2, "workqueue-conformance: usage error: `--html` needs a value (see --help)\n"]);
+  });
+});
+
+describe("writePage, past what a module's run reaches", () => {
+  /** An outcome whose counterexample has `overlapping` calls. */
+  const failed = (overlapping: unknown[]): GateOutcome => ({
+    target: "t",
+    durationMs: 0,
+    exitCode: 1,
+    report: {
+      verdict: "does not conform",
+      counterexample: {
+        invariant: { id: "linearizable", name: "n", rule: "§10.8" },
+        detail: "d",
+        maxRetries: 1,
+        steps: [],
+        replay: "wq3.token",
+        overlapping,
+      },
+    } as unknown as ConformanceReport,
+  });
+  const call = {
+    round: 1,
+    call: "get()",
+    afterPrevious: false,
+    answer: { kind: "value" as const, value: "a" },
+    invokedAt: 0,
+    answeredAt: 1,
+  };
+
+  test("a call that never answered: no page, and the line says why", async () => {
+    const file = fresh();
+    writeFileSync(file, "");
+    await expect(writePage(failed([]), { path: file, made: true }, (token) => token)).resolves.toBe(
+      `no timeline written to ${file}: a call never answered, so there are no answered calls to draw`,
+    );
+    expect(existsSync(file)).toBe(false);
+  });
+
+  test("a page that cannot be written after the check: a usage error naming --html and the path", async () => {
+    const file = join(scratch, "gone", "page.html");
+    await expect(writePage(failed([call]), { path: file, made: true }, (token) => token)).rejects.toThrow(
+      `--html: cannot write the page: ENOENT: no such file or directory, open '${file}'`,
+    );
   });
 });

@@ -10,7 +10,8 @@ import { expect, test } from "vitest";
 import { showAnswer } from "../../core/render.js";
 import { checkHistory, type HistoryEvent } from "../../history/check-history.js";
 import { checkOverlapping } from "../../overlap/check-overlapping.js";
-import { historyTimeline, overlapTimeline } from "../../report/timeline.js";
+import { counterexampleTimeline, historyTimeline, overlapTimeline } from "../../report/timeline.js";
+import type { Counterexample } from "../../sequential/report.js";
 import { GetReadsThenTakes } from "../wrong/async.js";
 import { screenshots, useBrowser } from "./browser.js";
 
@@ -94,4 +95,105 @@ test("calls of a lane whose labels would run into each other go to rows of their
     ["call", 4],
   ]);
   expect(html).toContain('<div class="lane" style="min-height:72px">');
+});
+
+test("a label ends about 6.6 px a character on a 900 px track: a call that starts before its end takes a row of its own, one that starts after it shares the row, whatever order the events come in", () => {
+  // On an axis of 1000 ms, the label add(a) (6 characters) reaches 5.51 %: 55.1 ms.
+  const at = (key: string, startedAt: number): HistoryEvent => ({
+    op: "add",
+    key,
+    startedAt,
+    endedAt: startedAt,
+    process: "w",
+  });
+  const html = historyTimeline([at("d", 1000), at("c", 57), at("b", 53), at("a", 0)], []);
+  const tops = [...html.matchAll(/top:(\d+)px" title="add\((\w)\)"/g)].map(([, top, key]) => [key, Number(top)]);
+  expect(tops).toEqual([
+    ["d", 4],
+    ["c", 4],
+    ["b", 40],
+    ["a", 4],
+  ]);
+});
+
+test("a call that starts where the bar before it ends, past its label, shares its row", () => {
+  const html = historyTimeline(
+    [
+      { op: "add", key: "a", startedAt: 0, endedAt: 100 },
+      { op: "add", key: "b", startedAt: 100, endedAt: 200 },
+    ],
+    [],
+  );
+  expect([...html.matchAll(/top:(\d+)px/g)].map(([, top]) => Number(top))).toEqual([4, 4]);
+});
+
+/** A counterexample as `checkConformance` reports one of overlapping calls. */
+const overlapping = (calls: Counterexample["overlapping"]): Counterexample => ({
+  invariant: { id: "linearizable", name: "overlapping calls answer as some order of them would", rule: "§10.8" },
+  detail: "no order of the calls of round 1 gives their answers",
+  maxRetries: 2,
+  steps: [],
+  shrinks: 0,
+  minimal: true,
+  shrinkMs: 0,
+  shrinkCalls: 1,
+  shrinkTimeMs: 1,
+  shrinkRuns: 1,
+  shrinkCommands: 1,
+  replay: "wq3.token",
+  overlapping: calls,
+  round: 1,
+});
+
+test("counterexampleTimeline draws a report's overlapping calls with the rule it names and its token; a counterexample without calls to draw gives no page", () => {
+  const call = {
+    round: 1,
+    call: "get()",
+    afterPrevious: false,
+    answer: { kind: "value" as const, value: "a" },
+    invokedAt: 0,
+    answeredAt: 2,
+  };
+  const html = counterexampleTimeline(overlapping([call, { ...call, invokedAt: 1, answeredAt: 3 }])) ?? "";
+  expect(html).toContain("<b>linearizable (§10.8)</b>: no order of the calls of round 1 gives their answers");
+  expect(html).toContain('<pre class="replay">wq3.token</pre>');
+  expect(html).toContain('<div class="axis"><span>0 (logical clock)</span><span>3 (logical clock)</span></div>');
+  expect(html.match(/class="bar call violating"/g)).toHaveLength(2);
+  expect(counterexampleTimeline(overlapping([call]), { replay: "npx it" })).toContain(
+    '<pre class="replay">npx it</pre>',
+  );
+  expect(counterexampleTimeline(overlapping([]))).toBeUndefined(); // a call never answered
+  expect(counterexampleTimeline({ ...overlapping(undefined), steps: [] })).toBeUndefined(); // a sequence
+});
+
+test("overlapTimeline of a failure without calls says there is nothing to draw", () => {
+  expect(() => overlapTimeline({ detail: "a call of round 1 never answered", maxRetries: 1, calls: [] })).toThrow(
+    "nothing to draw: the failure has no calls (a call of round 1 never answered)",
+  );
+});
+
+test("each bar is placed in percent of the axis from the first time to the last: a call from start to answer, a lease's span from its hand-out to its done, a call without answer open at the end", () => {
+  const html = historyTimeline(
+    [
+      { op: "add", key: "a", startedAt: 100, endedAt: 110, process: "p" },
+      { op: "lease", key: "a", token: 1, expiresAt: 160, startedAt: 120, endedAt: 130, process: "p" },
+      { op: "done", key: "a", token: 1, outcome: "ok", startedAt: 140, process: "p" },
+    ],
+    [],
+  );
+  expect(html).toContain(
+    [
+      '<div class="lane" style="min-height:36px"><div class="name">p</div><div class="track">',
+      '<div class="bar call" style="left:0.000%;width:25.000%;top:4px" title="add(a)">add(a)</div>',
+      '<div class="bar call" style="left:50.000%;width:25.000%;top:4px" title="lease a #1">lease a #1</div>',
+      '<div class="bar lease" style="left:75.000%;width:25.000%;top:24px" title="lease a #1 until 140"></div>',
+      '<div class="bar call open" style="left:100.000%;width:0.600%;top:4px" title="done(a #1) → ok">done(a #1) → ok</div>',
+      "</div></div>",
+    ].join(""),
+  );
+  expect(html).toContain('<div class="axis"><span>100 ms</span><span>140 ms</span></div>');
+  // One instant: the axis is one unit wide, not zero.
+  expect(historyTimeline([{ op: "add", key: "x", startedAt: 5 }], [])).toContain(
+    'style="left:0.000%;width:0.600%;top:4px"',
+  );
 });
