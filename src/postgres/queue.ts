@@ -285,7 +285,8 @@ export class PostgresWorkQueue {
         ? await this.#call("add", "add($1, $2, $3) changed", [this.name, item, this.#now()])
         : await this.#call("add", "add_many($1, $2, $3) changed", [this.name, [...new Set(items)], this.#now()])
     ) as [Record<string, unknown>]; // either function answers one row
-    if (this.#sink !== undefined) for (let n = Number(row.changed); n > 0; n--) this.#sink.add();
+    const sink = this.#sink;
+    if (sink !== undefined) for (const _ of Array.from({ length: Number(row.changed) })) sink.add();
     return items.map(() => undefined);
   });
   /** The dones that arrive while one is in flight go out together; each answers `ok` or `stale`. One alone is `done`. */
@@ -640,15 +641,6 @@ export class PostgresWorkQueue {
     }
   }
 
-  /** Runs a fenced call; a stale lease throws {@link StaleLeaseError} and changed nothing. */
-  async #fenced(verb: string, lease: Lease, sql: string, extra: unknown[]): Promise<unknown> {
-    assertLease(lease);
-    const [row = {}] = await this.#call(verb, sql, [this.name, lease.item, lease.token, this.#now(), ...extra]);
-    const answer = Object.values(row)[0];
-    if (answer === "stale" || answer === null) throw this.#stale(verb, lease);
-    return answer;
-  }
-
   /**
    * [§6](../../docs/spec.md#§6): ends the lease; a dirty item is queued again. An item left idle loses its row (§20.9). Made
    * while another `done` of this queue object is in flight, it goes out with the others made meanwhile, in one
@@ -711,8 +703,11 @@ export class PostgresWorkQueue {
    * @returns The lease with its new expiry.
    */
   async extend(lease: Lease): Promise<Lease> {
-    const expiresAt = (await this.#fenced("extend", lease, "extend($1, $2, $3, $4, $5)", [this.leaseMs])) as number;
-    return { item: lease.item, token: lease.token, expiresAt };
+    assertLease(lease);
+    const values = [this.name, lease.item, lease.token, this.#now(), this.leaseMs];
+    const [row] = (await this.#call("extend", "extend($1, $2, $3, $4, $5)", values)) as [{ extend: number | null }];
+    if (row.extend === null) throw this.#stale("extend", lease); // not live: changed nothing (§20.4)
+    return { item: lease.item, token: lease.token, expiresAt: row.extend };
   }
 
   /** [§9.1](../../docs/spec.md#§9-views): the number of queued items, after the leases that expired by now went back. */

@@ -228,6 +228,20 @@ test("the gauges are the queue's, read in one statement at the clock's time: dep
   expect(other.events).toEqual([]); // connectShared, never connect
 });
 
+test("a read of the gauges that cannot reach the database rejects as the queue's calls do, naming metrics", async () => {
+  const lost = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+  const failing = new Proxy(pool, {
+    get(target, key) {
+      if (key === "query") return () => Promise.reject(lost);
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const recorded = recording();
+  new PostgresWorkQueue({ pool: failing, schema, name: freshName(), maxRetries: 3, metrics: recorded.sink });
+  await expect(recorded.gauges()).rejects.toThrow("metrics could not reach PostgreSQL: read ECONNRESET");
+});
+
 test("metrics add no statement to any call: add, get, done, retry and forget send what they send without them", async () => {
   const { queue, sent } = queueWith();
   const plain = counting(pool);
