@@ -154,7 +154,7 @@ export interface OverlapFailure {
  * the round (the callers that made them at once), each call a bar from when it was made to when its answer was seen
  * on the run's logical clock; the round that no order explains is outlined.
  *
- * @param failure - `checkOverlapping`'s counterexample, or any {@link OverlapFailure}.
+ * @param failure - `checkOverlapping`'s counterexample, or any failure whose calls carry their round and times.
  * @param options - `replay`: the line that replays it (a token or a command line), shown ready to copy; `rule`:
  * the rule it broke, as the page names it (default: `linearizable (§10.8)`).
  * @returns The HTML document.
