@@ -12,7 +12,9 @@ import base from "./vitest.config.js";
 // and the replay suite, which runs the vitest helpers' printed replays in a project of its own (the gate, not src/);
 // and the package suite, which runs the bundled commands of dist/bin/, and the README's samples, which run npm start;
 // and the gate's verdicts under a CPU hog and with a stalled event loop, which serve queues from dist/ and check the
-// gate's timing, not src/ or model/.
+// gate's timing, not src/ or model/; and the escapes suite, which checks that the gate's deep runs find wrong
+// queues of its own (at a quarter of the runs its fixed seed misses one); and the --html and concurrent-rounds suites,
+// which run fixtures through dist/ and the Python example (not in the sandbox), and check the gate.
 export default mergeConfig(
   base,
   defineConfig({
@@ -33,6 +35,9 @@ export default mergeConfig(
         "properties/test/package/readme-samples.test.ts",
         "properties/test/sequential/loaded-verdicts.test.ts",
         "properties/test/sequential/stalled-gate.test.ts",
+        "properties/test/sequential/escapes.test.ts",
+        "properties/test/reports/html.test.ts",
+        "properties/test/reports/concurrent.test.ts",
         "properties/test/postgres/**/*.test.ts",
       ],
     },
