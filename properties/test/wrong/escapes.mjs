@@ -1,77 +1,15 @@
 /**
  * Wrong queues that once escaped the gate (issue #30): each keeps one realistic mistake that shows only after a
  * long history — hundreds of distinct failing items, a long hold while many other items finish — or only to a
- * caller that does not await, or only on `NaN`. Written from docs/spec.md alone, as a test writer would, on a plain
- * correct queue of their own. Every export is a factory `(options) => queue`, like those of queues.mjs.
+ * caller that does not await, or only on `NaN`. Written from docs/spec.md alone, as a test writer would, each on the
+ * folder's correct base (`Naive`, naive.mjs). Every export is a factory `(options) => queue`, like those of the
+ * family files.
  */
 
-const QUEUED = "queued";
-const IN_FLIGHT = "in flight";
-const DIRTY = "in flight + dirty";
-
-/** A correct queue, written plainly: a Map of states, an array for the FIFO, a Map of failure counts. */
-class Plain {
-  constructor({ maxRetries }) {
-    this.maxRetries = maxRetries;
-    this.states = new Map();
-    this.queue = [];
-    this.counts = new Map();
-  }
-  get size() {
-    return this.queue.length;
-  }
-  check(item) {
-    if (item === undefined || item === null) throw new TypeError(`not an item: ${item}`);
-  }
-  add(item) {
-    this.check(item);
-    const state = this.states.get(item);
-    if (state === undefined) {
-      this.states.set(item, QUEUED);
-      this.queue.push(item);
-    } else if (state === IN_FLIGHT) this.states.set(item, DIRTY);
-  }
-  get() {
-    if (this.queue.length === 0) return undefined;
-    const item = this.queue.shift();
-    this.states.set(item, IN_FLIGHT);
-    return item;
-  }
-  done(item) {
-    this.check(item);
-    const state = this.states.get(item);
-    if (state === IN_FLIGHT) this.states.delete(item);
-    if (state === DIRTY) {
-      this.states.set(item, QUEUED);
-      this.queue.push(item);
-    }
-  }
-  /** Counts a failure of `item` and answers the new count. */
-  fail(item) {
-    this.check(item);
-    const count = (this.counts.get(item) ?? 0) + 1;
-    this.counts.set(item, count);
-    return count;
-  }
-  retry(item) {
-    if (this.fail(item) >= this.maxRetries) return false;
-    this.add(item);
-    return true;
-  }
-  forget(item) {
-    this.check(item);
-    this.counts.delete(item);
-  }
-  failures(item) {
-    this.check(item);
-    return this.counts.get(item) ?? 0;
-  }
-}
-
-const make = (Queue) => (options) => new Queue(options);
+import { DIRTY, IN_FLIGHT, make, Naive } from "./naive.mjs";
 
 /** The correct base, to show that the gate accepts it. */
-export const plain = make(Plain);
+export const plain = make(Naive);
 
 /**
  * The failure table is a cache of the 64 most recently failed items (a bounded LRU, so that a flood of failing
@@ -79,7 +17,7 @@ export const plain = make(Plain);
  * counterexample, robust profile: 65 retries of distinct items, then a retry of the first (66 calls).
  */
 export const failureTableOf64 = make(
-  class extends Plain {
+  class extends Naive {
     fail(item) {
       const count = super.fail(item);
       this.counts.delete(item);
@@ -97,7 +35,7 @@ export const failureTableOf64 = make(
  * again (102 calls).
  */
 export const sweepDropsLongHeld = make(
-  class extends Plain {
+  class extends Naive {
     finished = 0;
     heldSince = new Map();
     get() {
@@ -127,7 +65,7 @@ export const sweepDropsLongHeld = make(
  * counterexample: one round, `add(a) ‖ get()` (2 calls), the add's promise resolved before the get was made.
  */
 export const addResolvesBeforeItsChange = make(
-  class extends Plain {
+  class extends Naive {
     add(item) {
       this.check(item);
       queueMicrotask(() => super.add(item));
@@ -147,7 +85,7 @@ export const addResolvesBeforeItsChange = make(
  * twice (2 calls), in either profile.
  */
 export const indexOfEverywhere = make(
-  class extends Plain {
+  class extends Naive {
     held = [];
     dirty = [];
     add(item) {
