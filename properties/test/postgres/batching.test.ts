@@ -3,30 +3,11 @@
  * `forget`s that arrive while one statement of their kind is in flight are sent as one statement, each answering
  * its own result, and resolving only once that statement committed.
  */
-import type pg from "pg";
 import { expect, test } from "vitest";
 import { type Lease, PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
-import { freshName, freshSchema } from "./database.js";
+import { counting, freshName, freshSchema } from "./database.js";
 
 const { pool, schema } = freshSchema("batching");
-
-/** `pool`, counting the statements sent through it by the function each calls. */
-function counting(inner: pg.Pool): { readonly pool: pg.Pool; readonly sent: string[] } {
-  const sent: string[] = [];
-  const spy = new Proxy(inner, {
-    get(target, key) {
-      if (key === "query") {
-        return (text: string, values?: unknown[]) => {
-          sent.push(/\.(\w+)\(/.exec(text)?.[1] ?? text);
-          return target.query(text, values);
-        };
-      }
-      const value = Reflect.get(target, key, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { pool: spy, sent };
-}
 
 test("dones made at once go out in two statements, the first alone and the rest together, each answering its own result", async () => {
   const { pool: counted, sent } = counting(pool);

@@ -73,3 +73,21 @@ export function freshName(): string {
   queues += 1;
   return `queue-${queues}`;
 }
+
+/** `pool`, recording the schema function each statement calls, in order, in `sent`. */
+export function counting(inner: pg.Pool): { readonly pool: pg.Pool; readonly sent: string[] } {
+  const sent: string[] = [];
+  const spy = new Proxy(inner, {
+    get(target, key) {
+      if (key === "query") {
+        return (text: string, values?: unknown[]) => {
+          sent.push(/\.(\w+)\(/.exec(text)?.[1] ?? text);
+          return target.query(text, values);
+        };
+      }
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { pool: spy, sent };
+}

@@ -5,33 +5,14 @@
  * longest running, expired leases; and the Prometheus exporter's scrape of them. Every time is a virtual clock's,
  * so every value is known exactly.
  */
-import type pg from "pg";
 import { Registry } from "prom-client";
 import { expect, test } from "vitest";
 import { type MetricsSink, type SharedQueueGauges, VirtualClock } from "../../../src/index.js";
 import { type Lease, PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
 import { prometheusMetrics } from "../../../src/prometheus.js";
-import { freshName, freshSchema } from "./database.js";
+import { counting, freshName, freshSchema } from "./database.js";
 
 const { pool, schema } = freshSchema("metrics");
-
-/** `pool`, recording the function each statement calls. */
-function counting(inner: pg.Pool): { readonly pool: pg.Pool; readonly sent: string[] } {
-  const sent: string[] = [];
-  const spy = new Proxy(inner, {
-    get(target, key) {
-      if (key === "query") {
-        return (text: string, values?: unknown[]) => {
-          sent.push(/\.(\w+)\(/.exec(text)?.[1] ?? text);
-          return target.query(text, values);
-        };
-      }
-      const value = Reflect.get(target, key, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { pool: spy, sent };
-}
 
 /** A sink recording every count and observation, in order, and the gauges' reader it was given. */
 function recording(): { readonly sink: MetricsSink; readonly events: string[]; gauges(): Promise<SharedQueueGauges> } {
