@@ -10,6 +10,7 @@ import {
   SchemaNotMigratedError,
   StaleLeaseError,
 } from "./errors.js";
+import { LeaseBuffer, type Prefetched } from "./prefetch.js";
 import { assertSchema, channelOf } from "./schema.js";
 
 /**
@@ -153,6 +154,27 @@ export interface PostgresWorkQueueOptions {
    * @defaultValue none: nothing is counted, and every call costs what it costs without metrics
    */
   readonly metrics?: MetricsSink | undefined;
+  /**
+   * How many leases beyond the calls waiting a `get` or `take` that finds this object's buffer empty leases in one
+   * statement, keeping the surplus for this object's next `get`s and `take`s, which it serves without a statement
+   * ([docs/spec.md §20.18](../../docs/spec.md#§20-leases-on-postgresql)). A buffered lease is in flight for every other process, and queued for this object's
+   * views; it is handed on while at least half of `leaseMs` is left, and given back to its place in the queue
+   * otherwise, by `close`, `shutDownWithDrain`, and a call naming its item. 500 is graphile-worker's `localQueue`.
+   *
+   * @defaultValue `0`: no buffer; every `get` and `take` asks the database
+   */
+  readonly prefetch?: number | undefined;
+}
+
+/** A lease in the buffer of §20.18, with its place in the queue and what its queue duration is computed from. */
+interface BufferedLease extends Prefetched {
+  readonly lease: Lease;
+  /** The item's place in the queue when it was leased, given back with it. */
+  readonly queuedMs: number;
+  readonly position: number;
+  /** How long it had been queued when the database leased it, and when (on the buffer's time) that was answered. */
+  readonly queuedForMs: number;
+  readonly answeredAt: number;
 }
 
 /** What a call with a lease answered: its row, whose `answer` is `ok`, `stale`, `requeued` or `gave up`. */
@@ -278,7 +300,17 @@ export class PostgresWorkQueue {
    * add alone is the function `add`, answering whether it changed something; several, `add_many`, answering how many
    * did (§19.2).
    */
-  readonly #adds = new Batcher<string, undefined>(async (items) => {
+  readonly #adds = new Batcher<string, undefined>(async (all) => {
+    // §20.18: an add of an item whose lease is buffered is the add of a queued item: it changes nothing.
+    const buffer = this.#buffer;
+    if (buffer === undefined) await this.#add(all);
+    else await buffer.shared(() => this.#add(all.filter((item) => !buffer.has(item))));
+    return all.map(() => undefined);
+  });
+
+  /** Sends the adds of `items` in one statement, if there are any. */
+  async #add(items: readonly string[]): Promise<void> {
+    if (items.length === 0) return;
     const [item] = items;
     const [row] = (
       items.length === 1
@@ -287,8 +319,7 @@ export class PostgresWorkQueue {
     ) as [Record<string, unknown>]; // either function answers one row
     const sink = this.#sink;
     if (sink !== undefined) for (const _ of Array.from({ length: Number(row.changed) })) sink.add();
-    return items.map(() => undefined);
-  });
+  }
   /** The dones that arrive while one is in flight go out together; each answers `ok` or `stale`. One alone is `done`. */
   readonly #dones = this.#finishing("done", () => []);
   /** The retries likewise, each answering `requeued`, `gave up` or `stale`; several are one `retry_many`. */
@@ -300,6 +331,8 @@ export class PostgresWorkQueue {
   readonly #gets = this.#getting("get");
   /** The takes' looks, batched apart from the gets so that an error names the call its caller made. */
   readonly #takes = this.#getting("take");
+  /** The prefetched leases (§20.18), with `prefetch` above 0. */
+  readonly #buffer: LeaseBuffer<BufferedLease> | undefined;
 
   /** @param options - The pool, the queue's name, `maxRetries` and, optionally, the schema, lease, clock and poll. */
   constructor(options: PostgresWorkQueueOptions) {
@@ -322,6 +355,10 @@ export class PostgresWorkQueue {
     if (options.metrics !== undefined) {
       assertShape("metrics", options.metrics, "a MetricsSink", metricsMethods, optionalMetricsMethods);
     }
+    const prefetch = options.prefetch ?? 0;
+    if (!(Number.isSafeInteger(prefetch) && prefetch >= 0)) {
+      throw new RangeError(expected("prefetch", "a non-negative integer", prefetch));
+    }
     const backoff = options.backoff;
     if (backoff !== undefined) {
       if (typeof backoff !== "object" || backoff === null) {
@@ -343,14 +380,67 @@ export class PostgresWorkQueue {
     this.#backoff = backoff === undefined ? [null, null] : [backoff.baseMs, backoff.maxMs];
     this.#sink = options.metrics;
     this.#sink?.connectShared?.(() => this.#gauges());
+    this.#buffer = prefetch === 0 ? undefined : this.#prefetching(prefetch);
+  }
+
+  /** The buffer of §20.18: its fills are `lease_many`, its give-backs `release_many`, on the queue's clock. */
+  #prefetching(size: number): LeaseBuffer<BufferedLease> {
+    const clock = this.#clock;
+    const now = clock === undefined ? () => performance.now() : () => clock.now();
+    return new LeaseBuffer<BufferedLease>(size, {
+      now,
+      fetch: async (verb, count) => {
+        const sent = now(); // the database's time of the lease is after it: at least leaseMs are left from sent
+        const rows = await this.#call(verb, "lease_many($1, $2, $3, $4)", [
+          this.name,
+          this.#now(),
+          this.leaseMs,
+          count,
+        ]);
+        const answeredAt = now();
+        return rows.map((row) => {
+          const lease = { item: row.item as string, token: Number(row.token), expiresAt: row.expires_ms as number };
+          const freshUntil = (clock === undefined ? sent + this.leaseMs : lease.expiresAt) - this.leaseMs / 2;
+          const [queuedMs, position, queuedForMs] = [row.queued_ms, Number(row.queued_position), row.queued_for_ms];
+          return { item: lease.item, lease, freshUntil, queuedMs, position, queuedForMs, answeredAt } as BufferedLease;
+        });
+      },
+      release: async (leases) => {
+        const values = [
+          this.name,
+          leases.map((each) => each.item),
+          leases.map((each) => each.lease.token),
+          leases.map((each) => each.queuedMs),
+          leases.map((each) => each.position),
+        ];
+        // not #call: close gives the buffer back after it refused every other call
+        await this.#attempt(1, "release", "release_many($1, $2, $3, $4, $5)", values);
+      },
+      schedule: (at, fire) => {
+        if (clock !== undefined) return clock.schedule(at, fire);
+        // at most setTimeout's longest delay: one that fires early finds the head fresh and sets the timer again
+        const timer = setTimeout(fire, Math.min(2 ** 31 - 1, Math.max(0, at - performance.now())));
+        timer.unref();
+        return () => clearTimeout(timer);
+      },
+      filled: () => this.#wakeTake(),
+    });
+  }
+
+  /** Runs `run`, a statement naming `items`, after the buffered leases of those items went back (§20.18). */
+  #around<R>(items: readonly string[], run: () => Promise<R>): Promise<R> {
+    return this.#buffer === undefined ? run() : this.#buffer.around(items, run);
   }
 
   /** The gauges of §20.17, read in one statement, which settles what happened by now first. */
   async #gauges(): Promise<SharedQueueGauges> {
-    const [row] = await this.#call("metrics", "metrics($1, $2)", [this.name, this.#now()]);
+    const [[row], buffered] = await this.#around([], async () => [
+      await this.#call("metrics", "metrics($1, $2)", [this.name, this.#now()]),
+      this.#buffer?.count ?? 0, // §20.18: queued items for this object
+    ]);
     const r = row as Record<string, unknown>;
     return {
-      depth: Number(r.depth),
+      depth: Number(r.depth) + buffered,
       unfinishedWorkMs: r.unfinished_ms as number,
       longestRunningMs: r.longest_ms as number,
       expiredLeases: Number(r.expired),
@@ -407,7 +497,12 @@ export class PostgresWorkQueue {
   async addAfter(item: string, delayMs: number): Promise<void> {
     assertText(item);
     assertDelay(delayMs);
-    await this.#call("addAfter", "add_after($1, $2, $3, $4)", [this.name, item, this.#now(), delayMs]);
+    const values = [this.name, item, this.#now(), delayMs];
+    const buffer = this.#buffer;
+    const call = () => this.#call("addAfter", "add_after($1, $2, $3, $4)", values);
+    // §20.18: an item whose lease is buffered is queued for this object, and an addAfter of it changes nothing (§17.2)
+    if (buffer === undefined) await call();
+    else await buffer.shared(async () => (buffer.has(item) ? undefined : await call()));
   }
 
   /** [§5](../../docs/spec.md#§5) and §20.2: the oldest queued item under a new lease, or `undefined` when nothing is queued. */
@@ -416,8 +511,19 @@ export class PostgresWorkQueue {
   }
 
   /** A `get` made for `verb`, the call an error names: it goes out with the others of that verb in flight beside it. */
-  #get(verb: "get" | "take"): Promise<Lease | undefined> {
-    return (verb === "get" ? this.#gets : this.#takes).call(undefined);
+  async #get(verb: "get" | "take"): Promise<Lease | undefined> {
+    if (this.#buffer === undefined) return (verb === "get" ? this.#gets : this.#takes).call(undefined);
+    this.#refuseClosed(verb); // a buffered lease is handed on without a statement, which would refuse it
+    const buffered = await this.#buffer.next(verb);
+    if (buffered === undefined) return undefined;
+    const clock = this.#clock;
+    // §19.3 at the hand-on: from the item's place on the queue's clock, or the database's figure plus the time since
+    const queuedFor =
+      clock === undefined
+        ? buffered.queuedForMs + performance.now() - buffered.answeredAt
+        : clock.now() - buffered.queuedMs;
+    this.#sink?.observeQueueDuration(queuedFor);
+    return buffered.lease;
   }
 
   /**
@@ -426,25 +532,37 @@ export class PostgresWorkQueue {
    * refused, §20.4). `extra` are the values after the time, read when the statement goes out.
    */
   #finishing(verb: "done" | "retry" | "forget", extra: () => readonly unknown[]): Batcher<Lease, Answer> {
-    return new Batcher(async (leases) => {
-      const after = extra();
-      const places = Array.from({ length: 4 + after.length }, (_, i) => `$${i + 1}`).join(", ");
-      const [lease] = leases as [Lease];
-      if (leases.length === 1) {
-        // `answer` names the column of a function answering one value, and is only the row's name for a table
-        const [row] = await this.#call(verb, `${verb}(${places}) answer`, [
-          this.name,
-          lease.item,
-          lease.token,
-          this.#now(),
-          ...after,
-        ]);
-        return [row as Answer]; // the function answers one row
-      }
-      const items = leases.map((each) => each.item);
-      const tokens = leases.map((each) => each.token);
-      return this.#call(verb, `${verb}_many(${places})`, [this.name, items, tokens, this.#now(), ...after]);
-    });
+    return new Batcher((leases) =>
+      this.#around(
+        leases.map((each) => each.item),
+        () => this.#ending(verb, extra, leases),
+      ),
+    );
+  }
+
+  /** The statement of {@link #finishing} for `leases`. */
+  async #ending(
+    verb: "done" | "retry" | "forget",
+    extra: () => readonly unknown[],
+    leases: readonly Lease[],
+  ): Promise<Answer[]> {
+    const after = extra();
+    const places = Array.from({ length: 4 + after.length }, (_, i) => `$${i + 1}`).join(", ");
+    const [lease] = leases as [Lease];
+    if (leases.length === 1) {
+      // `answer` names the column of a function answering one value, and is only the row's name for a table
+      const [row] = await this.#call(verb, `${verb}(${places}) answer`, [
+        this.name,
+        lease.item,
+        lease.token,
+        this.#now(),
+        ...after,
+      ]);
+      return [row as Answer]; // the function answers one row
+    }
+    const items = leases.map((each) => each.item);
+    const tokens = leases.map((each) => each.token);
+    return this.#call(verb, `${verb}_many(${places})`, [this.name, items, tokens, this.#now(), ...after]);
   }
 
   /** Batches the gets made for `verb`: one alone is `get`; several are one `get_many`, the first call given the head. */
@@ -547,11 +665,15 @@ export class PostgresWorkQueue {
 
   /** The views in one call: they settle what happened by now first (§20.3). */
   async #views(verb: string): Promise<Views> {
-    const [row] = await this.#call(verb, "views($1, $2)", [this.name, this.#now()]);
+    // §20.18: the buffered leases are queued items for this object, counted while the buffer cannot change
+    const [[row], buffered] = await this.#around([], async () => [
+      await this.#call(verb, "views($1, $2)", [this.name, this.#now()]),
+      this.#buffer?.count ?? 0,
+    ]);
     const r = row as Record<string, unknown>;
     return {
-      size: Number(r.size),
-      inFlight: Number(r.in_flight),
+      size: Number(r.size) + buffered,
+      inFlight: Number(r.in_flight) - buffered,
       waiting: Number(r.waiting),
       shuttingDown: r.shutting_down === true,
       nextEvent: (r.next_event as number | null) ?? undefined,
@@ -705,7 +827,8 @@ export class PostgresWorkQueue {
   async extend(lease: Lease): Promise<Lease> {
     assertLease(lease);
     const values = [this.name, lease.item, lease.token, this.#now(), this.leaseMs];
-    const [row] = (await this.#call("extend", "extend($1, $2, $3, $4, $5)", values)) as [{ extend: number | null }];
+    const call = () => this.#call("extend", "extend($1, $2, $3, $4, $5)", values);
+    const [row] = (await this.#around([lease.item], call)) as [{ extend: number | null }];
     if (row.extend === null) throw this.#stale("extend", lease); // not live: changed nothing (§20.4)
     return { item: lease.item, token: lease.token, expiresAt: row.extend };
   }
@@ -755,6 +878,7 @@ export class PostgresWorkQueue {
    */
   async shutDownWithDrain(options?: { readonly signal?: AbortSignal | undefined }): Promise<void> {
     const signal = signalOf(options);
+    await this.#buffer?.releaseAll(); // §20.18: other processes' workers may finish the items
     await this.shutDown();
     signal?.throwIfAborted();
     await this.#until(signal, false, async () => {
@@ -771,6 +895,7 @@ export class PostgresWorkQueue {
    */
   async close(): Promise<void> {
     this.#closed = true;
+    await this.#buffer?.releaseAll(); // §20.18: each to its place, for other processes and instances
     const listener = this.#listener;
     this.#listener = undefined;
     this.#wake();

@@ -326,6 +326,53 @@ begin
   end loop;
 end $$;
 
+-- §20.18: the gets of a queue object with prefetched leases, as get_many hands them out, each answered with its
+-- place in the queue (queued_ms, position), which release_many gives back to a lease the object did not hand on.
+create or replace function ${s}.lease_many(p_queue text, p_now double precision, p_lease_ms double precision,
+    p_count int)
+returns table (item text, token bigint, expires_ms double precision, queued_for_ms double precision,
+    queued_ms double precision, queued_position bigint)
+language plpgsql as $$
+declare v_now double precision; v_items text[]; v_queued double precision[]; v_positions bigint[];
+begin
+  perform ${s}.lock_queue(p_queue); -- get_many takes it again, in the same transaction: the heads stay the heads
+  v_now := ${s}.clock(p_now);
+  perform ${s}.settle(p_queue, v_now); -- get_many's settle, at the same time, then finds nothing to do
+  select array_agg(h.item), array_agg(h.queued_ms), array_agg(h.position)
+    into v_items, v_queued, v_positions
+    from (select q.item, q.queued_ms, q.position from ${s}.queued q where q.queue = p_queue
+      order by q.queued_ms, q.position limit p_count) h;
+  return query select g.item, g.token, g.expires_ms, g.queued_for_ms, h.queued_ms, h.position
+    from ${s}.get_many(p_queue, v_now, p_lease_ms, p_count) with ordinality g(item, token, expires_ms, queued_for_ms, n)
+    join unnest(v_items, v_queued, v_positions) h(item, queued_ms, position) on h.item = g.item
+    order by g.n;
+end $$;
+
+-- §20.18: gives back the leases a queue object prefetched and did not hand on, each fenced by its token: a live
+-- lease ends and its item is queued again at its place (p_queued_ms, p_positions, as lease_many answered them),
+-- its dirty mark and wait served by that (§4, §17.2); a lease no longer live changes nothing. It settles nothing
+-- first: a lease that expired and that no call put back yet goes back to its place too, as nobody saw it expire.
+-- Answers how many went back.
+create or replace function ${s}.release_many(p_queue text, p_items text[], p_tokens bigint[],
+    p_queued_ms double precision[], p_positions bigint[]) returns integer
+language plpgsql as $$
+declare v_released integer := 0;
+begin
+  perform ${s}.lock_queue(p_queue); -- positions are handed out under it (§10.8)
+  for k in 1 .. cardinality(p_items) loop
+    update ${s}.items i set in_flight = false, dirty = false, lease = 'finished', expires_ms = null,
+        due_ms = null, due_order = null
+      where i.queue = p_queue and i.item = p_items[k] and i.token = p_tokens[k] and i.lease = 'live';
+    if found then
+      insert into ${s}.queued (queue, item, queued_ms, position)
+        values (p_queue, p_items[k], p_queued_ms[k], p_positions[k]);
+      v_released := v_released + 1;
+    end if;
+  end loop;
+  if v_released > 0 then perform pg_notify('${channel}', '+' || p_queue); end if; -- §20.10
+  return v_released;
+end $$;
+
 -- §20.4: whether a call with token p_token may act on the item: while its lease is live — not once a later lease
 -- was handed out, nor once this one expired or was done; token 0, a caller holding no lease, while no lease of the
 -- item is live. A deleted row (§20.9) changes neither: its item was in flight under no lease. Locks the item's row,

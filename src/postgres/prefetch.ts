@@ -1,0 +1,233 @@
+/**
+ * Prefetched leases ([docs/spec.md §20.18](../../docs/spec.md#§20-leases-on-postgresql)): a `get` or `take` that finds the buffer empty
+ * leases the heads of the queue for itself, the calls waiting beside it and `size` more in one statement; the
+ * surplus waits here, in the queue's order, for the queue object's next calls, which it serves without a statement.
+ *
+ * @internal
+ */
+import { Turns } from "./turns.js";
+
+/** A lease in the buffer: live for the database under its own token, not yet handed on. */
+export interface Prefetched {
+  readonly item: string;
+  /** Until when, on {@link BufferSource.now}, it may be handed on: while at least half its lease is left. */
+  readonly freshUntil: number;
+}
+
+/** What the buffer asks of the queue: one statement each for its fills and its give-backs, and the time. */
+export interface BufferSource<P extends Prefetched> {
+  /** Leases up to `count` heads of the queue in one statement, in the queue's order; `verb` names its error. */
+  fetch(verb: "get" | "take", count: number): Promise<readonly P[]>;
+  /** Gives `leases` back in one statement, each to its place in the queue; a lease no longer live stays as it is. */
+  release(leases: readonly P[]): Promise<void>;
+  /** The time {@link Prefetched.freshUntil} is on. */
+  now(): number;
+  /** Calls `fire` at `at` (on {@link now}'s time) unless cancelled; it must not keep the process alive. */
+  schedule(at: number, fire: () => void): () => void;
+  /** Told when a fill left leases in the buffer, which a `take` of the object sleeping meanwhile may want. */
+  filled(): void;
+}
+
+/** A `get` or `take` waiting for the fill in progress. */
+interface Waiter<P> {
+  readonly verb: "get" | "take";
+  resolve(lease: P | undefined): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The buffer of one queue object. Two live leases on one key stay impossible by construction: every lease here was
+ * handed out by the database under its own token, and the buffer hands each on once or gives it back.
+ *
+ * @remarks
+ * Statements that name an item run in {@link shared} turns, the fills and give-backs alone ({@link Turns}), so that
+ * while one runs the set of buffered items does not change.
+ */
+export class LeaseBuffer<P extends Prefetched> {
+  /** How many leases a fill asks for beyond the calls waiting for it. A positive integer. */
+  readonly #size: number;
+  readonly #source: BufferSource<P>;
+  /**
+   * The leases not yet handed on, from `#head` on, in the queue's order, so in order of `freshUntil` (fills come one
+   * after another): each live for the database under its token, each item once; its items are `#items`.
+   */
+  #leases: P[] = [];
+  /** Where the buffer starts in `#leases`: handing on moves it, O(1); a fill compacts. */
+  #head = 0;
+  /** The items of the buffered leases. */
+  readonly #items = new Set<string>();
+  /** The `get`s and `take`s waiting for the fill in progress, in the order they were called; empty while none runs. */
+  #waiters: Waiter<P>[] = [];
+  /** Whether a fill runs: it serves the waiters until none is left. */
+  #filling = false;
+  /** Cancels the timer that gives back the head when it stops being fresh, while one is set. */
+  #cancelTimer: (() => void) | undefined;
+  readonly #turns = new Turns();
+
+  /**
+   * @param size - How many leases a fill asks for beyond the waiting calls: a positive integer.
+   * @param source - The statements and the time.
+   */
+  constructor(size: number, source: BufferSource<P>) {
+    this.#size = size;
+    this.#source = source;
+  }
+
+  /** How many leases are buffered. */
+  get count(): number {
+    return this.#leases.length - this.#head;
+  }
+
+  /** Whether the lease of `item` is buffered. */
+  has(item: string): boolean {
+    return this.#items.has(item);
+  }
+
+  /**
+   * The next lease, in the queue's order and in the order the calls were made: at once from the buffer while it
+   * holds a fresh one, otherwise from a fill; `undefined` when nothing is queued. Rejects with the fill's error.
+   */
+  next(verb: "get" | "take"): Promise<P | undefined> {
+    const head = this.#leases[this.#head];
+    if (!this.#filling && head !== undefined && this.#source.now() <= head.freshUntil) {
+      return Promise.resolve(this.#shift());
+    }
+    return new Promise<P | undefined>((resolve, reject) => {
+      this.#waiters.push({ verb, resolve, reject });
+      if (!this.#filling) void this.#fill();
+    });
+  }
+
+  /**
+   * Runs `run` (a statement naming `items`) while none of their leases is buffered: those that are go back first,
+   * each to its place, with the statement in the same turn, so that no fill takes them again in between.
+   */
+  async around<R>(items: readonly string[], run: () => Promise<R>): Promise<R> {
+    await this.freshen();
+    for (;;) {
+      if (items.some((item) => this.#items.has(item))) {
+        return this.#turns.alone(async () => {
+          await this.#release(this.#from((lease) => items.includes(lease.item)));
+          return run();
+        });
+      }
+      const ran = await this.#turns.shared(async () =>
+        items.some((item) => this.#items.has(item)) ? undefined : { value: await run() },
+      );
+      if (ran !== undefined) return ran.value; // otherwise a fill took one while it waited for its turn: again
+    }
+  }
+
+  /** Runs `run` while the buffer does not change, after the leases no longer fresh went back. */
+  async shared<R>(run: () => Promise<R>): Promise<R> {
+    await this.freshen();
+    return this.#turns.shared(run);
+  }
+
+  /** Gives back, each to its place, the buffered leases that are no longer fresh. Never rejects. */
+  async freshen(): Promise<void> {
+    if (!this.#stale()) return;
+    await this.#turns.alone(() => this.#release(this.#staleOnes()));
+  }
+
+  /** Gives back every buffered lease, each to its place, and stops the timer. Never rejects. */
+  async releaseAll(): Promise<void> {
+    // after a fill in progress, whose leases go back too
+    await this.#turns.alone(() => this.#release(this.#from(() => true)));
+    this.#cancelTimer?.();
+    this.#cancelTimer = undefined;
+  }
+
+  /** Serves the waiters, from the buffer, then from one statement each round, until none is left. */
+  async #fill(): Promise<void> {
+    this.#filling = true;
+    while (this.#waiters.length > 0) {
+      await this.#turns.alone(async () => {
+        await this.#release(this.#staleOnes());
+        this.#serve();
+        const first = this.#waiters[0];
+        if (first === undefined) return;
+        let fetched: readonly P[];
+        try {
+          fetched = await this.#source.fetch(first.verb, this.#waiters.length + this.#size);
+        } catch (error) {
+          // The error names the call its caller made: only those of that verb are answered with it.
+          const failed = this.#waiters.filter((waiter) => waiter.verb === first.verb);
+          this.#waiters = this.#waiters.filter((waiter) => waiter.verb !== first.verb);
+          for (const waiter of failed) waiter.reject(error);
+          return;
+        }
+        this.#leases = [...this.#leases.slice(this.#head), ...fetched];
+        this.#head = 0;
+        for (const lease of fetched) this.#items.add(lease.item);
+        this.#serve();
+        // Fewer than asked for: nothing more is queued, which each remaining call answers.
+        for (const waiter of this.#waiters.splice(0)) waiter.resolve(undefined);
+      });
+    }
+    this.#filling = false;
+    this.#arm();
+    if (this.count > 0) this.#source.filled();
+  }
+
+  /** Hands the buffer's leases to the waiters, oldest first, as far as they go. */
+  #serve(): void {
+    while (this.count > 0 && this.#waiters.length > 0) this.#waiters.shift()?.resolve(this.#shift());
+  }
+
+  /** Takes the head out of the buffer. */
+  #shift(): P | undefined {
+    const lease = this.#leases[this.#head];
+    if (lease === undefined) return undefined;
+    this.#head += 1;
+    this.#items.delete(lease.item);
+    return lease;
+  }
+
+  /** Whether the head is no longer fresh. */
+  #stale(): boolean {
+    const head = this.#leases[this.#head];
+    return head !== undefined && this.#source.now() > head.freshUntil;
+  }
+
+  /** Every lease, once the head is no longer fresh (see {@link #from}); none otherwise. */
+  #staleOnes(): P[] {
+    return this.#stale() ? this.#from(() => true) : [];
+  }
+
+  /**
+   * Takes the first lease `chosen` picks and every lease after it out of the buffer. Why every one after: they are
+   * younger, and a lease given back without them would be handed out after them, out of the queue's order (§10.5).
+   */
+  #from(chosen: (lease: P) => boolean): P[] {
+    const leases = this.#leases.slice(this.#head);
+    const first = leases.findIndex(chosen);
+    const taken = first === -1 ? [] : leases.slice(first);
+    this.#leases = first === -1 ? leases : leases.slice(0, first);
+    this.#head = 0;
+    for (const lease of taken) this.#items.delete(lease.item);
+    return taken;
+  }
+
+  /**
+   * Gives `leases` back in one statement. A give-back that fails is not reported: its leases expire in time, and
+   * their items are handed out again then (at least once, §20.7); only their place in the queue is lost.
+   */
+  async #release(leases: readonly P[]): Promise<void> {
+    if (leases.length === 0) return;
+    await this.#source.release(leases).catch(() => undefined);
+    this.#arm();
+  }
+
+  /** Sets the timer for when the head stops being fresh: the buffer then gives back what is stale by itself. */
+  #arm(): void {
+    this.#cancelTimer?.();
+    this.#cancelTimer = undefined;
+    const head = this.#leases[this.#head];
+    if (head === undefined) return;
+    this.#cancelTimer = this.#source.schedule(head.freshUntil, () => {
+      this.#cancelTimer = undefined;
+      void this.freshen().then(() => this.#arm());
+    });
+  }
+}
