@@ -1,0 +1,107 @@
+/**
+ * Prefetched leases (docs/spec.md §20.18) on the machine's real PostgreSQL, in a schema of this suite's own: what
+ * another instance sees of a buffer (its leases are in flight), where the leases go when they go back (to their
+ * place in the queue), when they go back (a call naming the item, a drain, `close`, half of the lease gone), and
+ * the option's errors. The conformance suite with a buffer is prefetch-conformance.test.ts; a process killed with
+ * a full buffer, lease-workers-killed.test.ts; the multi-process history, multi-process-history.test.ts.
+ */
+import { afterAll, expect, test } from "vitest";
+import { VirtualClock } from "../../../src/index.js";
+import { type Lease, PostgresWorkQueue } from "../../../src/postgres/index.js";
+import { freshName, freshSchema } from "./database.js";
+
+const { pool, schema } = freshSchema("prefetch");
+const opened: PostgresWorkQueue[] = [];
+afterAll(() => Promise.all(opened.map((queue) => queue.close())));
+
+/** An instance of the queue `name`, closed after the suite. */
+function open(name: string, options: { prefetch?: number; clock?: VirtualClock; leaseMs?: number } = {}) {
+  const queue = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3, ...options });
+  opened.push(queue);
+  return queue;
+}
+
+/** Gets until nothing is queued, ending each lease with `done`; the items in the order they came. */
+async function drainItems(queue: PostgresWorkQueue): Promise<string[]> {
+  const items: string[] = [];
+  for (let lease = await queue.get(); lease !== undefined; lease = await queue.get()) {
+    items.push(lease.item);
+    await queue.done(lease);
+  }
+  return items;
+}
+
+test("another instance never gets a buffered item while its lease lives, and once the buffer's instance closes, gets each back in its place, an add made meanwhile served by it", async () => {
+  const name = freshName();
+  const buffering = open(name, { prefetch: 4 });
+  const other = open(name);
+  for (const item of ["k1", "k2", "k3", "k4", "k5", "k6"]) await other.add(item);
+  expect(await buffering.get()).toMatchObject({ item: "k1" }); // k2–k5 buffered, in one statement with k1
+  expect(await other.get()).toMatchObject({ item: "k6" });
+  expect(await other.get()).toBeUndefined();
+  expect([await other.size(), await other.inFlight()]).toEqual([0, 6]); // the buffered leases are in flight for it
+  expect([await buffering.size(), await buffering.inFlight()]).toEqual([4, 2]); // and queued items for their instance
+  await other.add("k3"); // in flight for it: marked dirty
+  await other.add("k7");
+  await buffering.close();
+  expect(await drainItems(other)).toEqual(["k2", "k3", "k4", "k5", "k7"]);
+});
+
+test("an instance's own calls see no buffer: an add of a buffered item changes nothing, and a retry with token 0 gives the lease back first and is accepted", async () => {
+  const name = freshName();
+  const queue = open(name, { prefetch: 4 });
+  for (const item of ["a", "b", "c"]) await queue.add(item);
+  const a = (await queue.get()) as Lease;
+  expect(a.item).toBe("a");
+  await queue.add("c"); // queued for this instance: nothing changes
+  expect(await queue.retry({ item: "b", token: 0, expiresAt: 0 })).toBe(true);
+  expect(await queue.failures("b")).toBe(1);
+  await queue.done(a);
+  expect(await drainItems(queue)).toEqual(["b", "c"]); // b went back to its place, and c was queued once
+});
+
+test("a drain gives the buffered leases back, so that another instance's workers finish them", async () => {
+  const name = freshName();
+  const buffering = open(name, { prefetch: 4 });
+  const other = open(name);
+  for (const item of ["a", "b", "c"]) await buffering.add(item);
+  const a = (await buffering.get()) as Lease;
+  const drained = buffering.shutDownWithDrain();
+  const items: string[] = [];
+  for (let lease = await other.take(); lease !== undefined; lease = await other.take()) {
+    items.push(lease.item);
+    await other.done(lease);
+    if (items.length === 2) await buffering.done(a);
+  }
+  await drained;
+  expect(items).toEqual(["b", "c"]);
+});
+
+test("a buffered lease is handed on only while half of leaseMs is left: one older goes back and is leased anew", async () => {
+  const clock = new VirtualClock();
+  const name = freshName();
+  const queue = open(name, { prefetch: 2, clock, leaseMs: 100 });
+  const other = open(name, { clock, leaseMs: 100 });
+  for (const item of ["a", "b", "c"]) await queue.add(item);
+  expect(await queue.get()).toMatchObject({ item: "a", expiresAt: 100 });
+  clock.advance(50);
+  expect(await queue.get()).toMatchObject({ item: "b", expiresAt: 100 }); // 50 left: fresh
+  clock.advance(1);
+  expect(await queue.get()).toMatchObject({ item: "c", expiresAt: 151 }); // 49 left: given back, leased again
+  expect(await other.get()).toBeUndefined(); // nothing was lost or queued twice
+});
+
+test("a prefetch that is not a non-negative integer throws a RangeError naming it", () => {
+  for (const [prefetch, shown] of [
+    [-1, "`-1` (number)"],
+    [1.5, "`1.5` (number)"],
+    [Number.NaN, "`NaN` (number)"],
+    [Number.POSITIVE_INFINITY, "`Infinity` (number)"],
+    ["3", '`"3"` (string)'],
+  ] as const) {
+    expect(
+      () => new PostgresWorkQueue({ pool, schema, name: "q", maxRetries: 3, prefetch: prefetch as number }),
+    ).toThrow(new RangeError(`Expected \`prefetch\` to be a non-negative integer, got ${shown}`));
+  }
+  expect(() => new PostgresWorkQueue({ pool, schema, name: "q", maxRetries: 3, prefetch: 0 })).not.toThrow();
+});
