@@ -100,13 +100,17 @@ function readHistory(file: string): { events: HistoryEvent[]; handlings: number 
   return { events: events as unknown as HistoryEvent[], handlings };
 }
 
-/** Runs four workers at a time on a fresh queue of `schema` (migrated, possibly with a defect) and checks the history. */
-export async function faultRun(pool: pg.Pool, schema: string): Promise<FaultRun> {
+/**
+ * Runs four workers at a time on a fresh queue of `schema` (migrated, possibly with a defect) and checks the history;
+ * the workers' queues buffer `prefetch` leases (§20.18), none by default.
+ */
+export async function faultRun(pool: pg.Pool, schema: string, prefetch = 0): Promise<FaultRun> {
   const name = freshName();
   const log = join(mkdtempSync(join(tmpdir(), "workqueue-fault-")), "history.jsonl");
   const queue = new PostgresWorkQueue({ pool, schema, name, maxRetries });
   let started = 0;
-  const spawn = () => fork(worker, [databaseUrl, schema, name, log, String(++started)], { stdio: "ignore" });
+  const spawn = () =>
+    fork(worker, [databaseUrl, schema, name, log, String(++started), String(prefetch)], { stdio: "ignore" });
   const workers: ChildProcess[] = Array.from({ length: 4 }, spawn);
   let kills = 0;
   let cuts = 0;

@@ -40,3 +40,36 @@ test("a worker process killed with SIGKILL mid-handler loses nothing: its lease 
   expect(handled.every(([, token]) => token > started.token)).toBe(true);
   expect([await queue.size(), await queue.inFlight()]).toEqual([0, 0]);
 }, 60_000);
+
+test("a worker process killed with SIGKILL while it buffers prefetched leases loses nothing: another instance never gets them while they live, and handles each once they expired", async () => {
+  const items = ["p1", "p2", "p3", "p4", "p5", "p6"];
+  const leaseMs = 6_000; // the child gives its buffer back at half of it: long enough for the checks before the kill
+  const name = freshName();
+  const other = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3, leaseMs, pollMs: 100 });
+  for (const item of items) await other.add(item);
+  const child = fork(
+    new URL("../fixtures/lease-worker.mjs", import.meta.url).pathname,
+    [databaseUrl, schema, name, String(leaseMs), "5"],
+    { stdio: ["ignore", "pipe", "inherit", "ipc"] },
+  );
+  const started = await new Promise<{ item: string; token: number }>((resolve) => {
+    let output = "";
+    child.stdout?.on("data", (chunk) => {
+      output += String(chunk);
+      if (output.includes("\n")) resolve(JSON.parse(output));
+    });
+  });
+  expect(started.item).toBe("p1"); // and p2–p6 buffered, in the one statement that leased p1
+  expect(await other.get()).toBeUndefined();
+  expect([await other.size(), await other.inFlight()]).toEqual([0, 6]);
+  child.kill("SIGKILL");
+  const handled: [string, number][] = [];
+  const workers = runLeaseWorkers(other, (key, { token }) => {
+    handled.push([key, token]);
+  });
+  await other.shutDownWithDrain();
+  await workers;
+  await other.close();
+  expect(handled.map(([item]) => item).sort()).toEqual(items);
+  expect(handled.every(([, token]) => token > started.token)).toBe(true);
+}, 60_000);

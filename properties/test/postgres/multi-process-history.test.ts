@@ -1,6 +1,6 @@
 /**
  * The multi-process fault test (docs/spec.md §20.7, properties/test/postgres/fault.ts): on the reference schema
- * checkHistory finds no violation; on wrong schemas of properties/test/wrong/postgres.ts it names the broken rule
+ * checkHistory finds no violation, also when the workers prefetch leases (§20.18); on wrong schemas of properties/test/wrong/postgres.ts it names the broken rule
  * from the history alone.
  */
 import { describe, expect, test } from "vitest";
@@ -18,6 +18,17 @@ describe("the reference schema", () => {
     expect(run.figures.kills).toBeGreaterThan(5);
     expect(run.abandoned).toMatch(/^ns\/key-/); // the staged holder's item was requeued by its expiry and handled
   }, 120_000); // a bounded fault run: about 25 s, and twice that on a loaded machine
+});
+
+describe("the reference schema, with workers that prefetch leases", () => {
+  const { pool, schema } = freshSchema("faultprefetch");
+  test("workers that buffer 5 leases each, killed mid-handler and cut off, lose nothing, and no rule of §20.7 breaks", async () => {
+    const run = await faultRun(pool, schema, 5);
+    console.log(`fault test with prefetch 5: ${JSON.stringify(run.figures)}`);
+    expect(run.violations, `the history as a timeline: ${run.page}`).toEqual([]);
+    expect(run.left).toEqual([0, 0]);
+    expect(run.figures.kills).toBeGreaterThan(5);
+  }, 120_000);
 });
 
 /**
