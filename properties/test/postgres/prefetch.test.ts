@@ -8,7 +8,7 @@
 import { afterAll, expect, test } from "vitest";
 import { VirtualClock } from "../../../src/index.js";
 import { type Lease, PostgresWorkQueue } from "../../../src/postgres/index.js";
-import { freshName, freshSchema } from "./database.js";
+import { counting, freshName, freshSchema } from "./database.js";
 
 const { pool, schema } = freshSchema("prefetch");
 const opened: PostgresWorkQueue[] = [];
@@ -45,6 +45,22 @@ test("another instance never gets a buffered item while its lease lives, and onc
   await other.add("k7");
   await buffering.close();
   expect(await drainItems(other)).toEqual(["k2", "k3", "k4", "k5", "k7"]);
+});
+
+test("with prefetch 4, ten gets made one after another send two statements, each leasing the head for its get and the four after it; a get of the empty queue one more", async () => {
+  const { pool: counted, sent } = counting(pool);
+  const name = freshName();
+  const queue = new PostgresWorkQueue({ pool: counted, schema, name, maxRetries: 3, prefetch: 4 });
+  opened.push(queue);
+  const items = Array.from({ length: 10 }, (_, i) => `i${i}`);
+  await Promise.all(items.map((item) => queue.add(item)));
+  sent.length = 0;
+  const got: string[] = [];
+  for (const _ of items) got.push(((await queue.get()) as Lease).item);
+  expect(got).toEqual(items);
+  expect(sent).toEqual(["lease_many", "lease_many"]);
+  expect(await queue.get()).toBeUndefined();
+  expect(sent).toEqual(["lease_many", "lease_many", "lease_many"]);
 });
 
 test("an instance's own calls see no buffer: an add of a buffered item changes nothing, and a retry with token 0 gives the lease back first and is accepted", async () => {
