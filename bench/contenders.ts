@@ -38,7 +38,10 @@ export interface Contender {
 }
 
 /** The queues a worker process can attach to: each contender's kind. */
-export type ContenderKind = "ours" | "graphile-batched" | "graphile-default" | "pg-boss";
+export type ContenderKind = "ours" | "ours-prefetch" | "graphile-batched" | "graphile-default" | "pg-boss";
+
+/** The buffer of the prefetching contender (docs/spec.md §20.18): graphile-worker's `localQueue` size in its batched mode. */
+export const prefetched = 500;
 
 /** Where a round's queue is: its schema and the name of its queue (or graphile-worker's task). */
 export interface Where {
@@ -62,15 +65,16 @@ export async function dropSchema(schema: string): Promise<void> {
   await pool.end();
 }
 
-export async function ours(): Promise<Contender> {
+/** `PostgresWorkQueue`, with `prefetch` leases buffered per queue object (0: none, the default). */
+export async function ours(prefetch = 0): Promise<Contender> {
   const schema = schemaName("workqueue");
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
   await migrate(pool, { schema });
   let rounds = 0;
-  const open = () => new PostgresWorkQueue({ pool, schema, name: `bench${rounds}`, maxRetries: 5 });
+  const open = () => new PostgresWorkQueue({ pool, schema, name: `bench${rounds}`, maxRetries: 5, prefetch });
   let queue = open();
   return {
-    kind: "ours",
+    kind: prefetch === 0 ? "ours" : "ours-prefetch",
     add: (item) => queue.add(item),
     async fresh() {
       await queue.close();
@@ -126,9 +130,9 @@ function takeLoops(queue: PostgresWorkQueue, handler: (item: string) => void, wo
 }
 
 /** Ours in a worker process: a pool and a queue object of its own on the round's queue. */
-export async function oursAt(where: Where, handler: (item: string) => void, workers: number) {
+export async function oursAt(where: Where, handler: (item: string) => void, workers: number, prefetch = 0) {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: workers + 2 }); // few, for 4 processes on one server
-  const queue = new PostgresWorkQueue({ pool, schema: where.schema, name: where.name, maxRetries: 5 });
+  const queue = new PostgresWorkQueue({ pool, schema: where.schema, name: where.name, maxRetries: 5, prefetch });
   const stop = takeLoops(queue, handler, workers);
   return async () => {
     await stop();

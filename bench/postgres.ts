@@ -8,7 +8,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { once, setMaxListeners } from "node:events";
 import pg from "pg";
-import { type Contender, databaseUrl, ours, pgBoss } from "./contenders.js";
+import { type Contender, databaseUrl, ours, pgBoss, prefetched } from "./contenders.js";
 import { graphileWorker } from "./graphile.js";
 import { statementsSent, updatesPerSecond } from "./statements.js";
 
@@ -63,7 +63,8 @@ export interface PostgresRun {
 
 /** The contenders, by the name the table shows. */
 export const contenders: Record<string, () => Promise<Contender>> = {
-  PostgresWorkQueue: ours,
+  PostgresWorkQueue: () => ours(),
+  [`PostgresWorkQueue, prefetch ${prefetched}`]: () => ours(prefetched),
   "graphile-worker 0.18, batched": () => graphileWorker("batched"),
   "graphile-worker 0.18, default": () => graphileWorker("default"),
   "pg-boss 10 (stately, singletonKey)": pgBoss,

@@ -6,13 +6,14 @@
  *
  * Arguments: the contender's kind, where the round's queue is (JSON), the number of workers.
  */
-import { type ContenderKind, oursAt, pgBossAt, type Where } from "./contenders.js";
+import { type ContenderKind, oursAt, pgBossAt, prefetched, type Where } from "./contenders.js";
 import { graphileAt } from "./graphile.js";
 
 type Attach = (where: Where, handler: (item: string) => void, workers: number) => Promise<() => Promise<void>>;
 
 const attachers: Record<ContenderKind, Attach> = {
-  ours: oursAt,
+  ours: (where, handler, workers) => oursAt(where, handler, workers),
+  "ours-prefetch": (where, handler, workers) => oursAt(where, handler, workers, prefetched),
   "graphile-batched": (where, handler, workers) => graphileAt("batched", where, handler, workers),
   "graphile-default": (where, handler, workers) => graphileAt("default", where, handler, workers),
   "pg-boss": pgBossAt,
