@@ -244,7 +244,10 @@ function assertPositive(name: string, ms: unknown): asserts ms is number {
  * gets the item, so writes downstream should carry the token. With a `metrics` sink (§20.17) it counts what its
  * own calls did — adds, retries, queue and work durations, stale calls — and reads the queue's gauges (depth,
  * unfinished work, longest running, expired leases) from the database in one statement when the sink asks, adding
- * no statement to any call. Not supported yet: rate limiters other than the exponential backoff (§20.11). The
+ * no statement to any call. With `prefetch` (§20.18), a `get` or `take` leases more heads than it needs into a
+ * buffer of this object, which serves its next `get`s and `take`s without a statement; other processes see those
+ * items in flight, and this object's views and calls see them queued. Not supported yet: rate limiters other than
+ * the exponential backoff (§20.11). The
  * tables must exist: call {@link migrate} first.
  *
  * @public
