@@ -10,7 +10,8 @@ import {
   SchemaNotMigratedError,
   StaleLeaseError,
 } from "./errors.js";
-import { LeaseBuffer, type Prefetched } from "./prefetch.js";
+import type { LeaseBuffer } from "./prefetch.js";
+import { type BufferedLease, prefetchBuffer, queuedFor } from "./prefetched.js";
 import { assertSchema, channelOf } from "./schema.js";
 
 /**
@@ -164,17 +165,6 @@ export interface PostgresWorkQueueOptions {
    * @defaultValue `0`: no buffer; every `get` and `take` asks the database
    */
   readonly prefetch?: number | undefined;
-}
-
-/** A lease in the buffer of §20.18, with its place in the queue and what its queue duration is computed from. */
-interface BufferedLease extends Prefetched {
-  readonly lease: Lease;
-  /** The item's place in the queue when it was leased, given back with it. */
-  readonly queuedMs: number;
-  readonly position: number;
-  /** How long it had been queued when the database leased it, and when (on the buffer's time) that was answered. */
-  readonly queuedForMs: number;
-  readonly answeredAt: number;
 }
 
 /** What a call with a lease answered: its row, whose `answer` is `ok`, `stale`, `requeued` or `gave up`. */
@@ -383,51 +373,16 @@ export class PostgresWorkQueue {
     this.#backoff = backoff === undefined ? [null, null] : [backoff.baseMs, backoff.maxMs];
     this.#sink = options.metrics;
     this.#sink?.connectShared?.(() => this.#gauges());
-    this.#buffer = prefetch === 0 ? undefined : this.#prefetching(prefetch);
-  }
-
-  /** The buffer of §20.18: its fills are `lease_many`, its give-backs `release_many`, on the queue's clock. */
-  #prefetching(size: number): LeaseBuffer<BufferedLease> {
-    const clock = this.#clock;
-    const now = clock === undefined ? () => performance.now() : () => clock.now();
-    return new LeaseBuffer<BufferedLease>(size, {
-      now,
-      fetch: async (verb, count) => {
-        const sent = now(); // the database's time of the lease is after it: at least leaseMs are left from sent
-        const rows = await this.#call(verb, "lease_many($1, $2, $3, $4)", [
-          this.name,
-          this.#now(),
-          this.leaseMs,
-          count,
-        ]);
-        const answeredAt = now();
-        return rows.map((row) => {
-          const lease = { item: row.item as string, token: Number(row.token), expiresAt: row.expires_ms as number };
-          const freshUntil = (clock === undefined ? sent + this.leaseMs : lease.expiresAt) - this.leaseMs / 2;
-          const [queuedMs, position, queuedForMs] = [row.queued_ms, Number(row.queued_position), row.queued_for_ms];
-          return { item: lease.item, lease, freshUntil, queuedMs, position, queuedForMs, answeredAt } as BufferedLease;
-        });
-      },
-      release: async (leases) => {
-        const values = [
-          this.name,
-          leases.map((each) => each.item),
-          leases.map((each) => each.lease.token),
-          leases.map((each) => each.queuedMs),
-          leases.map((each) => each.position),
-        ];
-        // not #call: close gives the buffer back after it refused every other call
-        await this.#attempt(1, "release", "release_many($1, $2, $3, $4, $5)", values);
-      },
-      schedule: (at, fire) => {
-        if (clock !== undefined) return clock.schedule(at, fire);
-        // at most setTimeout's longest delay: one that fires early finds the head fresh and sets the timer again
-        const timer = setTimeout(fire, Math.min(2 ** 31 - 1, Math.max(0, at - performance.now())));
-        timer.unref();
-        return () => clearTimeout(timer);
-      },
-      filled: () => this.#wakeTake(),
-    });
+    const queue = {
+      name: this.name,
+      leaseMs,
+      clock: this.#clock,
+      now: () => this.#now(),
+      call: (verb: string, sql: string, values: unknown[]) => this.#call(verb, sql, values),
+      callClosing: (verb: string, sql: string, values: unknown[]) => this.#attempt(1, verb, sql, values),
+      wakeTake: () => this.#wakeTake(),
+    };
+    this.#buffer = prefetch === 0 ? undefined : prefetchBuffer(prefetch, queue);
   }
 
   /** Runs `run`, a statement naming `items`, after the buffered leases of those items went back (§20.18). */
@@ -519,13 +474,7 @@ export class PostgresWorkQueue {
     this.#refuseClosed(verb); // a buffered lease is handed on without a statement, which would refuse it
     const buffered = await this.#buffer.next(verb);
     if (buffered === undefined) return undefined;
-    const clock = this.#clock;
-    // §19.3 at the hand-on: from the item's place on the queue's clock, or the database's figure plus the time since
-    const queuedFor =
-      clock === undefined
-        ? buffered.queuedForMs + performance.now() - buffered.answeredAt
-        : clock.now() - buffered.queuedMs;
-    this.#sink?.observeQueueDuration(queuedFor);
+    this.#sink?.observeQueueDuration(queuedFor(buffered, this.#clock)); // §19.3, at the hand-on
     return buffered.lease;
   }
 
