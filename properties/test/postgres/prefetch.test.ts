@@ -6,7 +6,7 @@
  * a full buffer, lease-workers-killed.test.ts; the multi-process history, multi-process-history.test.ts.
  */
 import { afterAll, expect, test } from "vitest";
-import { VirtualClock } from "../../../src/index.js";
+import { type MetricsSink, type SharedQueueGauges, VirtualClock } from "../../../src/index.js";
 import { type Lease, PostgresWorkQueue } from "../../../src/postgres/index.js";
 import { counting, freshName, freshSchema } from "./database.js";
 
@@ -15,7 +15,10 @@ const opened: PostgresWorkQueue[] = [];
 afterAll(() => Promise.all(opened.map((queue) => queue.close())));
 
 /** An instance of the queue `name`, closed after the suite. */
-function open(name: string, options: { prefetch?: number; clock?: VirtualClock; leaseMs?: number } = {}) {
+function open(
+  name: string,
+  options: { prefetch?: number; clock?: VirtualClock; leaseMs?: number; metrics?: MetricsSink } = {},
+) {
   const queue = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3, ...options });
   opened.push(queue);
   return queue;
@@ -105,6 +108,29 @@ test("a buffered lease is handed on only while half of leaseMs is left: one olde
   clock.advance(1);
   expect(await queue.get()).toMatchObject({ item: "c", expiresAt: 151 }); // 49 left: given back, leased again
   expect(await other.get()).toBeUndefined(); // nothing was lost or queued twice
+});
+
+test("metrics: the depth counts the buffered items as queued, and each lease's queue duration is observed when it is handed on", async () => {
+  const clock = new VirtualClock(1_000);
+  const observed: number[] = [];
+  let read: (() => Promise<SharedQueueGauges>) | undefined;
+  const sink: MetricsSink = {
+    add: () => {},
+    retry: () => {},
+    observeQueueDuration: (ms) => observed.push(ms),
+    observeWorkDuration: () => {},
+    connectShared(given) {
+      read = given;
+    },
+  };
+  const queue = open(freshName(), { prefetch: 4, clock, leaseMs: 1_000, metrics: sink });
+  for (const item of ["a", "b", "c"]) await queue.add(item);
+  clock.advance(10);
+  await queue.get();
+  clock.advance(20);
+  await queue.get();
+  expect(observed).toEqual([10, 30]);
+  expect((await (read as () => Promise<SharedQueueGauges>)()).depth).toBe(1); // c, buffered
 });
 
 test("a prefetch that is not a non-negative integer throws a RangeError naming it", () => {
