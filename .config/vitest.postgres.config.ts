@@ -38,6 +38,8 @@ const include = [
   "properties/test/postgres/batching.test.ts",
   "properties/test/postgres/metrics.test.ts",
   "properties/test/postgres/notifications.test.ts",
+  "properties/test/postgres/prefetch.test.ts",
+  "properties/test/postgres/prefetch-conformance.test.ts",
 ];
 
 export default defineConfig({
