@@ -7,7 +7,7 @@
  */
 import { afterAll, expect, test } from "vitest";
 import { type MetricsSink, type SharedQueueGauges, VirtualClock } from "../../../src/index.js";
-import { type Lease, PostgresWorkQueue } from "../../../src/postgres/index.js";
+import { DatabaseUnavailableError, type Lease, PostgresWorkQueue } from "../../../src/postgres/index.js";
 import { counting, freshName, freshSchema } from "./database.js";
 
 const { pool, schema } = freshSchema("prefetch");
@@ -131,6 +131,36 @@ test("metrics: the depth counts the buffered items as queued, and each lease's q
   await queue.get();
   expect(observed).toEqual([10, 30]);
   expect((await (read as () => Promise<SharedQueueGauges>)()).depth).toBe(1); // c, buffered
+});
+
+test("a fill that cannot reach the database rejects the calls waiting for it with an error naming their verb, and the next fill serves them in order", async () => {
+  let failing = true;
+  const flaky = new Proxy(pool, {
+    get(target, key) {
+      if (key === "query") {
+        return (text: string, values?: unknown[]) => {
+          if (failing && text.includes("lease_many")) {
+            failing = false;
+            return Promise.reject(new Error("Connection terminated unexpectedly"));
+          }
+          return target.query(text, values);
+        };
+      }
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const queue = new PostgresWorkQueue({ pool: flaky, schema, name: freshName(), maxRetries: 3, prefetch: 2 });
+  opened.push(queue);
+  for (const item of ["a", "b", "c"]) await queue.add(item);
+  const error = await queue.get().catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(DatabaseUnavailableError);
+  expect((error as Error).message).toMatch(/^get\b/);
+  expect(await Promise.all([queue.get(), queue.get(), queue.get()])).toMatchObject([
+    { item: "a" },
+    { item: "b" },
+    { item: "c" },
+  ]);
 });
 
 test("a prefetch that is not a non-negative integer throws a RangeError naming it", () => {
