@@ -375,30 +375,36 @@ export class LifecycleRun {
   }
 
   /**
-   * Waits until the calls of the steps released have answered and the queue's takes, drains and views agree with
-   * the model's — at most `timeoutMs`, not at all once a rule broke — then compares them.
+   * Waits until the calls of the steps released have answered and the queue's takes and drains, then its views,
+   * agree with the model's — at most `timeoutMs`, not at all once a rule broke — then compares them. Takes and
+   * drains are awaited before any view is read: reading a view settles what happened by then (a due item is queued,
+   * §17.5) and may wake a waiting take, which the queue must do by itself.
    */
   async #settle({ timeoutMs }: Awaiting): Promise<void> {
     const deadline = performance.now() + timeoutMs;
     if (!(await this.run.settle(timeoutMs))) {
       this.run.fail(rules.answers, `after ${this.#last}, a call did not answer within ${timeoutMs} ms`);
     }
-    const look = async () => {
-      await promised(async () => this.queue.idle?.()).catch((error: unknown) => {
-        this.run.fail(rules.answers, `idle() rejected with ${showValue(error)}`);
-      });
-      await flush();
-      return this.#awaitViews();
-    };
-    let shown = await look();
-    const agrees = () => this.#callsAgree() && this.#viewDiff(shown).wrong.length === 0;
-    while (!this.run.failed && !agrees() && performance.now() < deadline) {
-      await pause();
-      shown = await look();
+    const waits = (agrees: () => boolean) => !this.run.failed && !agrees() && performance.now() < deadline;
+    await this.#quiet();
+    while (waits(() => this.#callsAgree())) await pause().then(() => this.#quiet());
+    this.#compareCalls();
+    let shown = await this.#awaitViews();
+    while (waits(() => this.#viewDiff(shown).wrong.length === 0)) {
+      await pause().then(() => this.#quiet());
+      shown = await this.#awaitViews();
     }
     this.#swallowed(shown.inFlight);
     this.#compareCalls();
     this.#compareViews(this.#last, shown);
+  }
+
+  /** Waits until none of the queue's calls is in progress, as far as it tells (`idle`), and a turn more. */
+  async #quiet(): Promise<void> {
+    await promised(async () => this.queue.idle?.()).catch((error: unknown) => {
+      this.run.fail(rules.answers, `idle() rejected with ${showValue(error)}`);
+    });
+    await flush();
   }
 
   /** Ends the run: shuts down (or withdraws the takes of a queue without shutdown), lets time run out, checks. */
