@@ -14,9 +14,7 @@ import { compareDrain, compareTake, type DrainRecord, type TakeRecord } from "./
 import { lifecycleRules as rules } from "./rules.js";
 import type { Run } from "./run.js";
 import type { Consumer, Features, LifecycleScenario, LifecycleSubject, Production } from "./scenario.js";
-
-/** The views compared after every step, when the queue shows them. */
-export const lifecycleViews = ["size", "inFlight", "shuttingDown", "waiting"] as const;
+import { awaitViews, readViews, type Shown, shownView, viewDiff } from "./views.js";
 
 /** How far the clock moves at the end of a run, so that everything waiting falls due (delays are 1 to 3 ms). */
 const endOfTime = 10;
@@ -28,9 +26,6 @@ const endOfTime = 10;
 export interface Awaiting {
   readonly timeoutMs: number;
 }
-
-/** The views as the queue shows them, `undefined` for those it does not show. */
-type Shown = Partial<Record<(typeof lifecycleViews)[number], unknown>>;
 
 /** A pause between two looks at a queue that has not settled yet: a timer, not a turn, so that its I/O can happen. */
 function pause(): Promise<void> {
@@ -67,7 +62,7 @@ export class LifecycleRun {
     // Takes and drains first: a take that answers wrongly also changes the views, and its rule is the sharper one.
     // An awaited queue's views are read when it settled, before the scheduler releases the next step.
     run.check = () => {
-      if (awaiting === undefined) this.#swallowed(this.#shown(this.queue.inFlight, "inFlight"));
+      if (awaiting === undefined) this.#swallowed(shownView(this.queue, "inFlight", this.#caller));
       this.#compareCalls();
       if (awaiting === undefined) this.views("the previous step");
     };
@@ -116,10 +111,8 @@ export class LifecycleRun {
     else this.#last = label;
   }
 
-  /** A view as the queue shows it: a property, a getter or a method's answer. */
-  #shown(shown: unknown, view: string): unknown {
-    return typeof shown === "function" ? this.#call(view, () => shown.call(this.queue)) : shown;
-  }
+  /** {@link LifecycleRun.#call}, for the views. */
+  readonly #caller = (label: string, thunk: () => unknown): unknown => this.#call(label, thunk);
 
   /**
    * [§14.5]: consumers only take, so every item in flight is held by a consumer whose take resolved with it; one
@@ -137,45 +130,21 @@ export class LifecycleRun {
     if (tracked.state === "resolved" && tracked.value !== undefined) this.#held++;
   };
 
-  /** The views compared: those the check reads (`waiting` with time only). */
-  #views(): readonly (typeof lifecycleViews)[number][] {
-    return lifecycleViews.filter((view) => view !== "waiting" || this.features.time);
-  }
-
   /** Compares the views the queue shows with the model's. */
   views(after: string): void {
-    const shown: Shown = {};
-    for (const view of this.#views()) shown[view] = this.#shown(this.queue[view], view);
-    this.#compareViews(after, shown);
+    this.#compareViews(after, readViews(this.queue, this.features.time, this.#caller));
   }
 
-  /** The views of a queue whose calls are awaited, each awaited; a view that rejects breaks the rule of answers. */
-  async #awaitViews(): Promise<Shown> {
-    const shown: Shown = {};
-    for (const view of this.#views()) {
-      shown[view] = await promised(async () => this.#shown(this.queue[view], view)).catch((error: unknown) => {
-        this.run.fail(rules.answers, `${view} rejected with ${showValue(error)}`);
-        return undefined;
-      });
-    }
-    return shown;
+  /** The views of a queue whose calls are awaited; a view that rejects breaks the rule of answers. */
+  #awaitViews(): Promise<Shown> {
+    return awaitViews(this.queue, this.features.time, this.#caller, (view, error) =>
+      this.run.fail(rules.answers, `${view} rejected with ${showValue(error)}`),
+    );
   }
 
-  /** How the views shown differ from the model's, each in words; `swallowed` when more are in flight. */
+  /** How the views shown differ from the model's. */
   #viewDiff(shown: Shown): { wrong: string[]; swallowed: boolean } {
-    const model = this.model.queue;
-    const wrong: string[] = [];
-    let swallowed = false;
-    for (const view of this.#views()) {
-      const actual = shown[view];
-      if (actual === undefined) continue;
-      this.seen.add(view);
-      const expected = model[view];
-      if (actual === expected) continue;
-      wrong.push(`${view} is ${showValue(actual)}, not ${showValue(expected)}`);
-      swallowed ||= view === "inFlight" && (actual as number) > model.inFlight;
-    }
-    return { wrong, swallowed };
+    return viewDiff(this.model.queue, shown, this.seen);
   }
 
   /** Compares the views shown with the model's. */
