@@ -36,6 +36,9 @@ async function queueOn(maxRetries: number, clock: Clock | undefined): Promise<Po
 const postgres = async ({ maxRetries, clock }: SubjectOptions) =>
   lifecycleSubject(await queueOn(maxRetries, clock), idle);
 
+/** The seed: fixed, unless `WORKQUEUE_SEED` gives one. */
+const fixed = seed ?? 20261206;
+
 /** The options of every check here: awaited calls, leases, few runs (each call is a round trip). */
 const options = (time: boolean): LifecycleOptions => ({
   awaitCalls: true,
