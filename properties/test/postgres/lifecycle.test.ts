@@ -44,7 +44,7 @@ const options = (time: boolean): LifecycleOptions => ({
   awaitCalls: true,
   leases: true,
   time,
-  seed,
+  seed: fixed,
   replay,
   runs: runs(40),
 });
