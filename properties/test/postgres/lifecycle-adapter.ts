@@ -57,9 +57,13 @@ export function watched(inner: pg.Pool): WatchedPool {
 
 /**
  * The lifecycle check's view of `queue`: every call answers a promise (`awaitCalls: true`); `idle` is the pool's
- * that the queue uses, when given.
+ * that the queue uses, when given. With `inLine: false`, each take goes to the queue at once, as the queue's own.
  */
-export function lifecycleSubject(queue: PostgresWorkQueue, idle?: () => Promise<void>): LifecycleSubject {
+export function lifecycleSubject(
+  queue: PostgresWorkQueue,
+  idle?: () => Promise<void>,
+  inLine = true,
+): LifecycleSubject {
   const leases = new Map<string, Lease>();
   const held = (lease: Lease | undefined): string | undefined => {
     if (lease !== undefined) leases.set(lease.item, lease);
@@ -69,6 +73,7 @@ export function lifecycleSubject(queue: PostgresWorkQueue, idle?: () => Promise<
   /** The end of the line: settles once every take called so far settled. */
   let line: Promise<unknown> = Promise.resolve();
   const take = (options?: { readonly signal?: AbortSignal | undefined }): Promise<string | undefined> => {
+    if (!inLine) return queue.take(options).then(held);
     const signal = options?.signal;
     if (signal?.aborted === true) return Promise.reject(signal.reason);
     const before = line;

@@ -3,7 +3,9 @@
  * shutdown, drains and aborts, with and without time (the check's virtual clock, injected, §20.6), every call
  * awaited (`awaitCalls`) and takes waiting for the leases in flight while shutting down (`leases`). Each run has a
  * queue of its own in this suite's schema; the one before it is closed first, so that its listening connection
- * goes back. And the check fails a wrong PostgreSQL-backed queue under the rule it breaks.
+ * goes back. And the check fails a wrong PostgreSQL-backed queue under the rule it breaks — and the queue itself
+ * without the adapter's line of takes (lifecycle-adapter.ts), whose instance serves its own waiting takes in the
+ * order they look again (§20.10, §20.11).
  */
 import { afterAll, assert, expect, test } from "vitest";
 import type { Clock } from "../../../src/clock.js";
@@ -102,4 +104,12 @@ test("a PostgreSQL queue whose drain resolves while a lease is in flight is foun
   expect(report.verdict).toBe("does not conform");
   expect(report.counterexample?.rule.id).toBe("drainExact");
   expect(report.counterexample?.detail).toMatch(/resolved with undefined, but in the model it still waits/);
+}, 120_000);
+
+test("without the adapter's line, the check finds that one instance serves its waiting takes in the order they look again, not called (§14.3; §20.10, §20.11)", async () => {
+  const own = async ({ maxRetries, clock }: SubjectOptions) =>
+    lifecycleSubject(await queueOn(maxRetries, clock), idle, false);
+  const report = await checkLifecycle(own, wrong(false));
+  expect(report.verdict).toBe("does not conform");
+  expect(["fifo", "iteration"]).toContain(report.counterexample?.rule.id);
 }, 120_000);
