@@ -14,23 +14,11 @@ import { compareDrain, compareTake, type DrainRecord, type TakeRecord } from "./
 import { lifecycleRules as rules } from "./rules.js";
 import type { Run } from "./run.js";
 import type { Consumer, Features, LifecycleScenario, LifecycleSubject, Production } from "./scenario.js";
+import { type Awaiting, drive, type Settling } from "./settle.js";
 import { awaitViews, readViews, type Shown, shownView, viewDiff } from "./views.js";
 
 /** How far the clock moves at the end of a run, so that everything waiting falls due (delays are 1 to 3 ms). */
 const endOfTime = 10;
-
-/**
- * How the check waits for a queue whose calls answer promises: after each step, until its takes, drains and views
- * agree with the model's, for at most `timeoutMs`.
- */
-export interface Awaiting {
-  readonly timeoutMs: number;
-}
-
-/** A pause between two looks at a queue that has not settled yet: a timer, not a turn, so that its I/O can happen. */
-function pause(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 1));
-}
 
 /** One run: the queue and the model side by side, and the actors that call them. */
 export class LifecycleRun {
@@ -331,49 +319,25 @@ export class LifecycleRun {
 
   /** Lets the scheduler release every task, and what they lead to, one after the other. */
   #idle(s: fc.Scheduler): Promise<void> {
-    return this.awaiting === undefined ? s.waitIdle() : this.#drive(s, this.awaiting);
+    return this.awaiting === undefined ? s.waitIdle() : drive(s, this.#settling, this.awaiting);
   }
 
-  /** For a queue whose calls are awaited: each task released only once the queue settled after the one before. */
-  async #drive(s: fc.Scheduler, awaiting: Awaiting): Promise<void> {
-    for (;;) {
-      await this.#settle(awaiting);
-      if (s.count() === 0) return;
-      await s.waitNext(1);
-    }
-  }
-
-  /**
-   * Waits until the calls of the steps released have answered and the queue's takes and drains, then its views,
-   * agree with the model's — at most `timeoutMs`, not at all once a rule broke — then compares them. Takes and
-   * drains are awaited before any view is read: reading a view settles what happened by then (a due item is queued,
-   * §17.5) and may wake a waiting take, which the queue must do by itself.
-   */
-  async #settle({ timeoutMs }: Awaiting): Promise<void> {
-    const deadline = performance.now() + timeoutMs;
-    if (!(await this.run.settle(timeoutMs))) {
-      this.run.fail(rules.answers, `after ${this.#last}, a call did not answer within ${timeoutMs} ms`);
-    }
-    const waits = (agrees: () => boolean) => !this.run.failed && !agrees() && performance.now() < deadline;
-    await this.#quiet();
-    while (waits(() => this.#callsAgree())) await pause().then(() => this.#quiet());
-    this.#compareCalls();
-    let shown = await this.#awaitViews();
-    while (waits(() => this.#viewDiff(shown).wrong.length === 0)) {
-      await pause().then(() => this.#quiet());
-      shown = await this.#awaitViews();
-    }
-    this.#swallowed(shown.inFlight);
-    this.#compareCalls();
-    this.#compareViews(this.#last, shown);
-  }
-
-  /** Waits until none of the queue's calls is in progress, as far as it tells (`idle`), and a turn more. */
-  async #quiet(): Promise<void> {
-    await promised(async () => this.queue.idle?.()).catch((error: unknown) => {
-      this.run.fail(rules.answers, `idle() rejected with ${showValue(error)}`);
-    });
-    await flush();
+  /** The run, as settling an awaited queue reads it. */
+  get #settling(): Settling {
+    return {
+      run: this.run,
+      queue: this.queue,
+      last: () => this.#last,
+      callsAgree: () => this.#callsAgree(),
+      compareCalls: () => this.#compareCalls(),
+      awaitViews: () => this.#awaitViews(),
+      viewsAgree: (shown) => this.#viewDiff(shown).wrong.length === 0,
+      compare: (shown) => {
+        this.#swallowed(shown.inFlight);
+        this.#compareCalls();
+        this.#compareViews(this.#last, shown);
+      },
+    };
   }
 
   /** Ends the run: shuts down (or withdraws the takes of a queue without shutdown), lets time run out, checks. */

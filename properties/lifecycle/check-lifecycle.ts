@@ -9,7 +9,7 @@ import { OptionError } from "../core/errors.js";
 import { freshSeed, qualifyBase } from "../core/options.js";
 import { encodeLifecycleReplay, readLifecycleReplay } from "../core/replay.js";
 import { defaultShrinkRuns, ShrinkBudget, type ShrinkStop } from "../core/shrink-budget.js";
-import { type Awaiting, LifecycleRun } from "./actors.js";
+import { LifecycleRun } from "./actors.js";
 import { type LifecycleRule, lifecycleRules } from "./rules.js";
 import { LifecycleViolation, Run } from "./run.js";
 import {
@@ -19,6 +19,7 @@ import {
   type LifecycleSubject,
   lifecycleScenario,
 } from "./scenario.js";
+import type { Awaiting } from "./settle.js";
 import { lifecycleViews } from "./views.js";
 
 /**
