@@ -329,11 +329,12 @@ export class LifecycleRun {
       queue: this.queue,
       last: () => this.#last,
       callsAgree: () => this.#callsAgree(),
-      compareCalls: () => this.#compareCalls(),
+      brokenCalls: () => [...this.#takes.map(compareTake), ...this.#drains.map(compareDrain)].filter((b) => !!b),
       awaitViews: () => this.#awaitViews(),
       viewsAgree: (shown) => this.#viewDiff(shown).wrong.length === 0,
-      compare: (shown) => {
+      compare: (shown, broken) => {
         this.#swallowed(shown.inFlight);
+        for (const b of broken) this.#fail(b);
         this.#compareCalls();
         this.#compareViews(this.#last, shown);
       },

@@ -6,7 +6,7 @@
 import type * as fc from "fast-check";
 import { showValue } from "../core/render.js";
 import { flush, promised } from "../core/turns.js";
-import { lifecycleRules as rules } from "./rules.js";
+import { type LifecycleRule, lifecycleRules as rules } from "./rules.js";
 import type { Run } from "./run.js";
 import type { LifecycleSubject } from "./scenario.js";
 import type { Shown } from "./views.js";
@@ -27,14 +27,17 @@ export interface Settling {
   last(): string;
   /** Whether every take and drain stands where the model's does. */
   callsAgree(): boolean;
-  /** Compares every take and drain with the model's. */
-  compareCalls(): void;
+  /** How the takes and drains differ from the model's now: each the rule it breaks and what went wrong. */
+  brokenCalls(): readonly [LifecycleRule, string][];
   /** The views, awaited. */
   awaitViews(): Promise<Shown>;
   /** Whether the views shown are the model's. */
   viewsAgree(shown: Shown): boolean;
-  /** Compares everything: an item swallowed, the takes and drains, the views shown. */
-  compare(shown: Shown): void;
+  /**
+   * Compares everything: an item swallowed (its rule the sharper one), the takes and drains — those `broken` before
+   * the views were read, then as they stand — and the views shown.
+   */
+  compare(shown: Shown, broken: readonly [LifecycleRule, string][]): void;
 }
 
 /** A pause between two looks at a queue that has not settled yet: a timer, not a turn, so that its I/O can happen. */
@@ -66,13 +69,13 @@ async function settle(it: Settling, { timeoutMs }: Awaiting): Promise<void> {
   const waits = (agrees: () => boolean) => !run.failed && !agrees() && performance.now() < deadline;
   await quiet(it);
   while (waits(() => it.callsAgree())) await pause().then(() => quiet(it));
-  it.compareCalls();
+  const broken = it.brokenCalls(); // before a view is read, which may wake a take
   let shown = await it.awaitViews();
   while (waits(() => it.viewsAgree(shown))) {
     await pause().then(() => quiet(it));
     shown = await it.awaitViews();
   }
-  it.compare(shown);
+  it.compare(shown, broken);
 }
 
 /** Waits until none of the queue's calls is in progress, as far as it tells (`idle`), and a turn more. */
