@@ -67,6 +67,12 @@ export class LifecycleRun {
     return this.#takes.every((r) => compareTake(r) === undefined) && this.#drains.every((d) => !compareDrain(d));
   }
 
+  /** Whether a take or drain settled otherwise than the model's: it will not agree before the next step. */
+  #callsSettledWrong(): boolean {
+    const wrong = (record: TakeRecord | DrainRecord, broken: unknown) => record.tracked.state !== "pending" && !!broken;
+    return this.#takes.some((r) => wrong(r, compareTake(r))) || this.#drains.some((d) => wrong(d, compareDrain(d)));
+  }
+
   #fail(broken: ReturnType<typeof compareTake>): void {
     if (broken !== undefined) this.run.fail(...broken);
   }
@@ -328,7 +334,7 @@ export class LifecycleRun {
       run: this.run,
       queue: this.queue,
       last: () => this.#last,
-      callsAgree: () => this.#callsAgree(),
+      callsSettled: () => this.#callsAgree() || this.#callsSettledWrong(),
       brokenCalls: () => [...this.#takes.map(compareTake), ...this.#drains.map(compareDrain)].filter((b) => !!b),
       awaitViews: () => this.#awaitViews(),
       viewsAgree: (shown) => this.#viewDiff(shown).wrong.length === 0,

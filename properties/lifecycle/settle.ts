@@ -25,8 +25,11 @@ export interface Settling {
   readonly queue: LifecycleSubject;
   /** The last step whose calls were made, for the log. */
   last(): string;
-  /** Whether every take and drain stands where the model's does. */
-  callsAgree(): boolean;
+  /**
+   * Whether every take and drain stands where the model's does, or one never will before the next step: it settled
+   * otherwise than the model's (a promise settles once).
+   */
+  callsSettled(): boolean;
   /** How the takes and drains differ from the model's now: each the rule it breaks and what went wrong. */
   brokenCalls(): readonly [LifecycleRule, string][];
   /** The views, awaited. */
@@ -68,7 +71,7 @@ async function settle(it: Settling, { timeoutMs }: Awaiting): Promise<void> {
   }
   const waits = (agrees: () => boolean) => !run.failed && !agrees() && performance.now() < deadline;
   await quiet(it);
-  while (waits(() => it.callsAgree())) await pause().then(() => quiet(it));
+  while (waits(() => it.callsSettled())) await pause().then(() => quiet(it));
   const broken = it.brokenCalls(); // before a view is read, which may wake a take
   let shown = await it.awaitViews();
   while (waits(() => it.viewsAgree(shown))) {

@@ -66,13 +66,16 @@ for (const time of [false, true]) {
   }, 120_000);
 }
 
-/** The check on a wrong queue: few shrinks, and a short wait for a queue that does not settle. */
-const wrong = (time: boolean): LifecycleOptions => ({
+/**
+ * The check on a wrong queue: few shrinks; `timeoutMs`, the wait for a take that should have settled, short for a
+ * queue whose bug is a take that never does (a take or drain that settled wrongly is compared at once).
+ */
+const wrong = (time: boolean, timeoutMs = 5000): LifecycleOptions => ({
   ...options(time),
   runs: 40,
   replay: undefined,
   shrinkRuns: 20,
-  timeoutMs: 500,
+  timeoutMs,
 });
 
 test("a PostgreSQL queue whose take never wakes on a due item is found: its take still waits where the model's resolved", async () => {
@@ -82,7 +85,7 @@ test("a PostgreSQL queue whose take never wakes on a due item is found: its take
     const never: Clock = { now: () => now.now(), schedule: () => () => {} };
     return lifecycleSubject(await queueOn(maxRetries, never), idle);
   };
-  const report = await checkLifecycle(deaf, wrong(true));
+  const report = await checkLifecycle(deaf, wrong(true, 500));
   expect(report.verdict).toBe("does not conform");
   expect(report.counterexample?.detail).toMatch(/still waits, but in the model it resolved with "[abc]"/);
   expect(["fifo", "iteration"]).toContain(report.counterexample?.rule.id);
