@@ -1,7 +1,8 @@
 /**
  * `PostgresWorkQueue`'s lifecycle through `checkLifecycle` (docs/spec.md §12–§14, §17.7, §20.10): takes, `for await`,
  * shutdown, drains and aborts, with and without time (the check's virtual clock, injected, §20.6), every call
- * awaited (`awaitCalls`) and takes waiting for the leases in flight while shutting down (`leases`). Each run has a
+ * awaited (`awaitCalls`) and takes waiting for the leases in flight while shutting down (`leases`), also with a
+ * buffer of prefetched leases (§20.18), which the instance's takes and drains must not let show. Each run has a
  * queue of its own in this suite's schema; the one before it is closed first, so that its listening connection
  * goes back. And the check fails a wrong PostgreSQL-backed queue under the rule it breaks — and the queue itself
  * without the adapter's line of takes (lifecycle-adapter.ts), whose instance serves its own waiting takes in the
@@ -28,9 +29,9 @@ afterAll(async () => {
 });
 
 /** A fresh queue on `clock` (the check's, with time) polling every minute only, so that only wakes serve takes. */
-async function queueOn(maxRetries: number, clock: Clock | undefined): Promise<PostgresWorkQueue> {
+async function queueOn(maxRetries: number, clock: Clock | undefined, prefetch = 0): Promise<PostgresWorkQueue> {
   await made.at(-1)?.close();
-  const queue = new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries, clock, pollMs: 60_000 });
+  const queue = new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries, clock, pollMs: 60_000, prefetch });
   made.push(queue);
   return queue;
 }
@@ -63,6 +64,16 @@ for (const time of [false, true]) {
     const report = await checkLifecycle(postgres, options(time));
     expectKeeps(report, ctx.task.name);
     expect([report.time, report.unchecked]).toEqual([time, []]);
+  }, 120_000);
+}
+
+for (const time of [false, true]) {
+  const title = `${time ? "with time, " : ""}with 3 leases prefetched (§20.18), PostgreSQL's takes, for await, shutdown, drains and aborts answer as the model of the lifecycle does`;
+  test(title, async (ctx) => {
+    const prefetching = async ({ maxRetries, clock }: SubjectOptions) =>
+      lifecycleSubject(await queueOn(maxRetries, clock, 3), idle);
+    const report = await checkLifecycle(prefetching, options(time));
+    expectKeeps(report, ctx.task.name);
   }, 120_000);
 }
 
