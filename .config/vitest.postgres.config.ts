@@ -19,7 +19,11 @@ class WithoutDatabaseFirst extends BaseSequencer {
   }
 }
 
-const withoutDatabase = ["properties/test/postgres/lease-loop.test.ts", "properties/test/postgres/batch.test.ts"];
+const withoutDatabase = [
+  "properties/test/postgres/lease-loop.test.ts",
+  "properties/test/postgres/batch.test.ts",
+  "properties/test/postgres/turns.test.ts",
+];
 
 const include = [
   ...withoutDatabase,
