@@ -133,15 +133,23 @@ test("metrics: the depth counts the buffered items as queued, and each lease's q
   expect((await (read as () => Promise<SharedQueueGauges>)()).depth).toBe(1); // c, buffered
 });
 
-test("a fill that cannot reach the database rejects the calls waiting for it with an error naming their verb, and the next fill serves them in order", async () => {
+/**
+ * `pool`, except that the next `lease_many` after `fail()` (at first, the next) fails as a lost connection does,
+ * 20 ms later, while calls made meanwhile wait for it.
+ */
+function failingOnce() {
   let failing = true;
-  const flaky = new Proxy(pool, {
+  const fail = () => {
+    failing = true;
+  };
+  const proxy = new Proxy(pool, {
     get(target, key) {
       if (key === "query") {
         return (text: string, values?: unknown[]) => {
           if (failing && text.includes("lease_many")) {
             failing = false;
-            return Promise.reject(new Error("Connection terminated unexpectedly"));
+            const lost = new Error("Connection terminated unexpectedly");
+            return new Promise((_, reject) => setTimeout(() => reject(lost), 20));
           }
           return target.query(text, values);
         };
@@ -150,7 +158,17 @@ test("a fill that cannot reach the database rejects the calls waiting for it wit
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
-  const queue = new PostgresWorkQueue({ pool: flaky, schema, name: freshName(), maxRetries: 3, prefetch: 2 });
+  return { pool: proxy, fail };
+}
+
+test("a fill that cannot reach the database rejects the calls waiting for it with an error naming their verb, and the next fill serves them in order", async () => {
+  const queue = new PostgresWorkQueue({
+    pool: failingOnce().pool,
+    schema,
+    name: freshName(),
+    maxRetries: 3,
+    prefetch: 2,
+  });
   opened.push(queue);
   for (const item of ["a", "b", "c"]) await queue.add(item);
   const error = await queue.get().catch((e: unknown) => e);
@@ -161,6 +179,44 @@ test("a fill that cannot reach the database rejects the calls waiting for it wit
     { item: "b" },
     { item: "c" },
   ]);
+});
+
+test("a failed fill rejects only the waiting calls of the verb it was sent for: a take waiting beside a get is served by the next fill", async () => {
+  const flaky = failingOnce();
+  const queue = new PostgresWorkQueue({ pool: flaky.pool, schema, name: freshName(), maxRetries: 3, prefetch: 2 });
+  opened.push(queue);
+  await queue.get().catch(() => undefined); // the first failure
+  await queue.add("z");
+  await queue.done((await queue.take()) as Lease); // the take's listening connection is made
+  await queue.add("a");
+  flaky.fail();
+  const [got, taken] = await Promise.allSettled([queue.get(), queue.take()]);
+  expect(got).toMatchObject({ status: "rejected", reason: { name: "DatabaseUnavailableError" } });
+  expect(taken).toMatchObject({ status: "fulfilled", value: { item: "a" } });
+});
+
+test("without a clock, a lease is fresh for half of leaseMs from when its fill was sent: then the buffer gives it back by itself, to its place, and its queue duration was observed on the process's time", async () => {
+  const observed: number[] = [];
+  const sink: MetricsSink = {
+    add: () => {},
+    retry: () => {},
+    observeQueueDuration: (ms) => observed.push(ms),
+    observeWorkDuration: () => {},
+  };
+  const name = freshName();
+  const leaseMs = 4_000; // the give-back, due at 2 s, must land before the expiry at 4 s on a loaded machine
+  const buffering = open(name, { prefetch: 2, leaseMs, metrics: sink });
+  const other = open(name, { leaseMs });
+  for (const item of ["a", "b", "c", "d"]) await other.add(item);
+  const a = (await buffering.get()) as Lease; // b and c buffered
+  expect(observed).toHaveLength(1);
+  expect(observed[0]).toBeGreaterThanOrEqual(0);
+  expect(observed[0]).toBeLessThan(leaseMs);
+  expect(await other.size()).toBe(1); // d
+  while ((await other.size()) === 1) await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(await other.inFlight()).toBe(1); // a: b and c went back, not expired
+  expect((await other.get())?.item).toBe("b"); // in its place, before d
+  await buffering.done(a);
 });
 
 test("a prefetch that is not a non-negative integer throws a RangeError naming it", () => {
