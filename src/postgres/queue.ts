@@ -463,7 +463,11 @@ export class PostgresWorkQueue {
     else await buffer.shared(async () => (buffer.has(item) ? undefined : await call()));
   }
 
-  /** [§5](../../docs/spec.md#§5) and §20.2: the oldest queued item under a new lease, or `undefined` when nothing is queued. */
+  /**
+   * [§5](../../docs/spec.md#§5) and §20.2: the oldest queued item under a new lease, or `undefined` when nothing is
+   * queued. With `prefetch` (§20.18), from this object's buffer when it holds a lease, without a statement: that
+   * lease was made when the buffer was filled, and has at least half of `leaseMs` left.
+   */
   async get(): Promise<Lease | undefined> {
     return this.#get("get");
   }
