@@ -147,7 +147,9 @@ begin
 end $$;
 
 -- §20.9: deletes the item's row when the item is idle: not queued, in flight, dirty or waiting, and no failure
--- counted. Its lease, if any, ended; the row's token goes with it (§20.4 still refuses that lease).
+-- counted. Its lease, if any, ended; the row's token goes with it (§20.4 still refuses that lease). Every deletion
+-- of an idle row (here, and in done's and done_many's common case) ends its condition with "i.failures = 0", by
+-- which the wrong schemas and bench/storage.ts disable them all.
 create or replace function ${s}.tidy(p_queue text, p_item text) returns void
 language sql as $$
   delete from ${s}.items i where i.queue = p_queue and i.item = p_item and not i.in_flight and not i.dirty
@@ -226,19 +228,43 @@ begin
 end $$;
 
 -- The adds a process sent together (§20.1): what happened by now settled once, then each item as add enters it,
--- in their order. Answers how many changed something (§19.2, §20.17).
+-- in their order. Answers how many changed something (§19.2, §20.17). Set-based, as many adds one after another
+-- would leave the queue: each item once, at its first place (a second add of it changes nothing); their waits end
+-- (§17.4); their rows made when missing and locked, as item_row does one by one (a concurrent tidy may delete one
+-- between the insert and the lock: it is made again); those in flight marked dirty; the others not already queued
+-- queued at the tail in the call's order; and one notification, as enter's one per item, being identical, are
+-- delivered once per transaction.
 create or replace function ${s}.add_many(p_queue text, p_items text[], p_now double precision) returns integer
 language plpgsql as $$
-declare v_now double precision; v_item text; v_changed integer := 0;
+declare v_now double precision; v_items text[]; v_new text[]; v_locked integer; v_dirtied integer;
 begin
   perform ${s}.lock_queue(p_queue);
   v_now := ${s}.clock(p_now);
   perform ${s}.settle(p_queue, v_now);
   if ${s}.shutting_down(p_queue) then return 0; end if; -- §12.3
-  foreach v_item in array p_items loop
-    if ${s}.enqueue(p_queue, v_item, v_now) then v_changed := v_changed + 1; end if;
+  v_items := array(select u.item from unnest(p_items) with ordinality u(item, n) group by u.item order by min(u.n));
+  update ${s}.items i set due_ms = null, due_order = null
+    where i.queue = p_queue and i.item = any(v_items) and i.due_ms is not null;
+  loop
+    insert into ${s}.items (queue, item) select p_queue, u.item from unnest(v_items) u(item) on conflict do nothing;
+    select count(*) into v_locked
+      from (select from ${s}.items i where i.queue = p_queue and i.item = any(v_items) for update) l;
+    exit when v_locked = cardinality(v_items);
   end loop;
-  return v_changed;
+  update ${s}.items i set dirty = true where i.queue = p_queue and i.item = any(v_items) and i.in_flight and not i.dirty;
+  get diagnostics v_dirtied = row_count;
+  v_new := array(select u.item from unnest(v_items) with ordinality u(item, n)
+    where not exists (select from ${s}.items i where i.queue = p_queue and i.item = u.item and i.in_flight)
+      and not exists (select from ${s}.queued q where q.queue = p_queue and q.item = u.item)
+    order by u.n);
+  if cardinality(v_new) > 0 then
+    insert into ${s}.queued (queue, item, queued_ms, position)
+      select p_queue, t.item, v_now, t.position
+      from unnest(v_new, array(select nextval('${s}.positions') from generate_series(1, cardinality(v_new))))
+        t(item, position);
+    perform pg_notify('${channel}', '+' || p_queue); -- as enter's, one per transaction (§20.10)
+  end if;
+  return v_dirtied + cardinality(v_new);
 end $$;
 
 -- §17.1–§17.3, §17.7: a delay that is not positive is an add; otherwise an absent item, or one in flight and
@@ -365,12 +391,20 @@ returns table (answer text, worked_ms double precision)
 language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now); r record;
 begin
-  update ${s}.items i set in_flight = false, lease = 'finished', expires_ms = null
+  -- An item in flight is never queued, so once its lease ends it is idle when it has no failure and no due time:
+  -- its row goes at once, one DELETE … RETURNING (what the UPDATE below and tidy would do, in one statement).
+  delete from ${s}.items i
     where i.queue = p_queue and i.item = p_item and i.token = p_token and i.lease = 'live' and i.expires_ms > v_now
-      and not i.dirty and (i.due_ms is null or i.due_ms > v_now)
+      and not i.dirty and i.due_ms is null and i.failures = 0
     returning v_now - i.leased_ms into worked_ms;
+  if not found then
+    update ${s}.items i set in_flight = false, lease = 'finished', expires_ms = null
+      where i.queue = p_queue and i.item = p_item and i.token = p_token and i.lease = 'live' and i.expires_ms > v_now
+        and not i.dirty and (i.due_ms is null or i.due_ms > v_now)
+      returning v_now - i.leased_ms into worked_ms;
+    if found then perform ${s}.tidy(p_queue, p_item); end if; -- its failures may have been forgotten meanwhile
+  end if;
   if found then
-    perform ${s}.tidy(p_queue, p_item);
     perform ${s}.ended(p_queue);
     answer := 'ok';
     return next;
@@ -399,17 +433,27 @@ begin
 end $$;
 
 -- The dones a process sent together (§20.1): each as done answers it, in their order. Done's common case for all of
--- them at once: one statement ends the live leases, not expired or due by now, of items not dirty, each item's first
--- call only, and one deletes the rows left idle; the other calls then go through done one by one, in their order.
--- That is the order done one by one would give: the common case concerns its own item only (see done), which no
--- call on another item changes, and every other call on the item comes after it.
+-- them at once, each item's first call only: one DELETE … RETURNING ends the live leases, not expired by now, of
+-- items not dirty, with no failure and no due time, whose rows go (see done), and one UPDATE … RETURNING ends the
+-- others of the common case; the remaining calls then go through done one by one, in their order. That is the
+-- order done one by one would give: the common case concerns its own item only (see done), which no call on
+-- another item changes, and every other call on the item comes after it.
 create or replace function ${s}.done_many(p_queue text, p_items text[], p_tokens bigint[], p_now double precision)
 returns table (answer text, worked_ms double precision)
 language plpgsql as $$
-declare v_now double precision := ${s}.clock(p_now); v_calls bigint[]; v_worked double precision[];
-  v_ended text[]; v_at int;
+declare v_now double precision := ${s}.clock(p_now); v_gone bigint[]; v_kept bigint[]; v_calls bigint[];
+  v_worked double precision[]; v_items text[]; v_at int := 1;
 begin
-  with ended as (
+  with gone as (
+    delete from ${s}.items i
+      using (select distinct on (c.item) c.item, c.token, c.n
+          from unnest(p_items, p_tokens) with ordinality c(item, token, n) order by c.item, c.n) c
+      where i.queue = p_queue and i.item = c.item and i.token = c.token and i.lease = 'live'
+        and i.expires_ms > v_now and not i.dirty and i.due_ms is null and i.failures = 0
+      returning c.n, v_now - i.leased_ms as worked
+  )
+  select array_agg(g.n), array_agg(g.worked) into v_gone, v_worked from gone g;
+  with kept as (
     update ${s}.items i set in_flight = false, lease = 'finished', expires_ms = null
       from (select distinct on (c.item) c.item, c.token, c.n
           from unnest(p_items, p_tokens) with ordinality c(item, token, n) order by c.item, c.n) c
@@ -417,15 +461,15 @@ begin
         and i.expires_ms > v_now and not i.dirty and (i.due_ms is null or i.due_ms > v_now)
       returning c.n, v_now - i.leased_ms as worked, i.item
   )
-  select array_agg(e.n order by e.n), array_agg(e.worked order by e.n), array_agg(e.item) into v_calls, v_worked, v_ended
-    from ended e;
-  if v_ended is not null then
-    delete from ${s}.items i where i.queue = p_queue and i.item = any(v_ended) and not i.in_flight and not i.dirty
-      and i.due_ms is null and i.failures = 0
-      and not exists (select from ${s}.queued q where q.queue = p_queue and q.item = i.item); -- tidy (§20.9)
-    perform ${s}.ended(p_queue);
+  select array_agg(k.n), v_worked || array_agg(k.worked), array_agg(k.item) into v_kept, v_worked, v_items
+    from kept k;
+  if v_items is not null then
+    delete from ${s}.items i where i.queue = p_queue and i.item = any(v_items) and not i.in_flight and not i.dirty
+      and i.due_ms is null and i.failures = 0; -- tidy (§20.9): their failures may have been forgotten meanwhile
   end if;
-  v_at := 1;
+  select array_agg(t.n order by t.n), array_agg(t.worked order by t.n) into v_calls, v_worked
+    from unnest(coalesce(v_gone, '{}') || coalesce(v_kept, '{}'), v_worked) t(n, worked);
+  if v_calls is not null then perform ${s}.ended(p_queue); end if;
   for i in 1 .. cardinality(p_items) loop
     if v_at <= coalesce(cardinality(v_calls), 0) and v_calls[v_at] = i then
       answer := 'ok';
