@@ -236,7 +236,7 @@ end $$;
 -- delivered once per transaction.
 create or replace function ${s}.add_many(p_queue text, p_items text[], p_now double precision) returns integer
 language plpgsql as $$
-declare v_now double precision; v_items text[]; v_new text[]; v_locked integer; v_dirtied integer;
+declare v_now double precision; v_items text[]; v_busy text[]; v_new text[]; v_locked integer; v_dirtied integer;
 begin
   perform ${s}.lock_queue(p_queue);
   v_now := ${s}.clock(p_now);
@@ -247,15 +247,14 @@ begin
     where i.queue = p_queue and i.item = any(v_items) and i.due_ms is not null;
   loop
     insert into ${s}.items (queue, item) select p_queue, u.item from unnest(v_items) u(item) on conflict do nothing;
-    select count(*) into v_locked
-      from (select from ${s}.items i where i.queue = p_queue and i.item = any(v_items) for update) l;
+    select count(*), coalesce(array_agg(l.item) filter (where l.in_flight), '{}') into v_locked, v_busy
+      from (select i.item, i.in_flight from ${s}.items i where i.queue = p_queue and i.item = any(v_items) for update) l;
     exit when v_locked = cardinality(v_items);
   end loop;
-  update ${s}.items i set dirty = true where i.queue = p_queue and i.item = any(v_items) and i.in_flight and not i.dirty;
+  update ${s}.items i set dirty = true where i.queue = p_queue and i.item = any(v_busy) and not i.dirty;
   get diagnostics v_dirtied = row_count;
   v_new := array(select u.item from unnest(v_items) with ordinality u(item, n)
-    where not exists (select from ${s}.items i where i.queue = p_queue and i.item = u.item and i.in_flight)
-      and not exists (select from ${s}.queued q where q.queue = p_queue and q.item = u.item)
+    where u.item <> all(v_busy) and not exists (select from ${s}.queued q where q.queue = p_queue and q.item = u.item)
     order by u.n);
   if cardinality(v_new) > 0 then
     insert into ${s}.queued (queue, item, queued_ms, position)
@@ -353,10 +352,10 @@ begin
   if v_items is null then return; end if;
   delete from ${s}.queued q where q.queue = p_queue and q.item = any(v_items);
   v_tokens := array(select nextval('${s}.tokens') from generate_series(1, cardinality(v_items)));
-  update ${s}.items i set in_flight = true, dirty = false, token = t.token,
+  -- Each row found by the primary key, its token by its place (a join with the arrays let the planner scan the table).
+  update ${s}.items i set in_flight = true, dirty = false, token = v_tokens[array_position(v_items, i.item::text)],
       lease = 'live', expires_ms = v_now + p_lease_ms, leased_ms = v_now
-    from unnest(v_items, v_tokens) t(item, token)
-    where i.queue = p_queue and i.item = t.item;
+    where i.queue = p_queue and i.item = any(v_items);
   return query select t.item, t.token, v_now + p_lease_ms, v_now - t.queued
     from unnest(v_items, v_tokens, v_queued) with ordinality t(item, token, queued, n) order by t.n;
 end $$;
@@ -444,22 +443,20 @@ language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now); v_gone bigint[]; v_kept bigint[]; v_calls bigint[];
   v_worked double precision[]; v_items text[]; v_at int := 1;
 begin
+  -- Each row found by the primary key, matched with its item's first call by its place (a join with the arrays let
+  -- the planner, misled by statistics taken while few leases were live, scan the table once per call).
   with gone as (
     delete from ${s}.items i
-      using (select distinct on (c.item) c.item, c.token, c.n
-          from unnest(p_items, p_tokens) with ordinality c(item, token, n) order by c.item, c.n) c
-      where i.queue = p_queue and i.item = c.item and i.token = c.token and i.lease = 'live'
-        and i.expires_ms > v_now and not i.dirty and i.due_ms is null and i.failures = 0
-      returning c.n, v_now - i.leased_ms as worked
+      where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[array_position(p_items, i.item::text)]
+        and i.lease = 'live' and i.expires_ms > v_now and not i.dirty and i.due_ms is null and i.failures = 0
+      returning array_position(p_items, i.item::text) as n, v_now - i.leased_ms as worked
   )
   select array_agg(g.n), array_agg(g.worked) into v_gone, v_worked from gone g;
   with kept as (
     update ${s}.items i set in_flight = false, lease = 'finished', expires_ms = null
-      from (select distinct on (c.item) c.item, c.token, c.n
-          from unnest(p_items, p_tokens) with ordinality c(item, token, n) order by c.item, c.n) c
-      where i.queue = p_queue and i.item = c.item and i.token = c.token and i.lease = 'live'
-        and i.expires_ms > v_now and not i.dirty and (i.due_ms is null or i.due_ms > v_now)
-      returning c.n, v_now - i.leased_ms as worked, i.item
+      where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[array_position(p_items, i.item::text)]
+        and i.lease = 'live' and i.expires_ms > v_now and not i.dirty and (i.due_ms is null or i.due_ms > v_now)
+      returning array_position(p_items, i.item::text) as n, v_now - i.leased_ms as worked, i.item
   )
   select array_agg(k.n), v_worked || array_agg(k.worked), array_agg(k.item) into v_kept, v_worked, v_items
     from kept k;
