@@ -36,6 +36,7 @@ const include = [
   "properties/test/postgres/setup.test.ts",
   "properties/test/postgres/lease-workers.test.ts",
   "properties/test/postgres/batching.test.ts",
+  "properties/test/postgres/set-based.test.ts",
   "properties/test/postgres/metrics.test.ts",
   "properties/test/postgres/notifications.test.ts",
 ];
