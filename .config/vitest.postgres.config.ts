@@ -37,6 +37,7 @@ const include = [
   "properties/test/postgres/lease-workers.test.ts",
   "properties/test/postgres/batching.test.ts",
   "properties/test/postgres/set-based.test.ts",
+  "properties/test/postgres/done-due.test.ts",
   "properties/test/postgres/metrics.test.ts",
   "properties/test/postgres/notifications.test.ts",
 ];
