@@ -527,13 +527,25 @@ begin
   return 'stale';
 end $$;
 
--- The forgets a process sent together (§20.1): each as forget answers it, in their order.
+-- The forgets a process sent together (§20.1): each as forget answers it, in their order. Forget's common case for
+-- all of them at once, each item's first call only: one UPDATE clears the failures of the items whose live lease,
+-- not expired by now, they carry (rows found by primary key, calls matched by place, as done_many does); the other
+-- calls then go through forget one by one, in their order. No call changes another's answer: none ends a lease, and
+-- a live lease not expired by now is not expired by a settle at now either.
 create or replace function ${s}.forget_many(p_queue text, p_items text[], p_tokens bigint[], p_now double precision)
 returns table (answer text)
 language plpgsql as $$
+declare v_now double precision := ${s}.clock(p_now); v_calls bigint[];
 begin
+  with live as (
+    update ${s}.items i set failures = 0
+      where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[array_position(p_items, i.item::text)]
+        and i.lease = 'live' and i.expires_ms > v_now
+      returning array_position(p_items, i.item::text) as n
+  )
+  select array_agg(l.n) into v_calls from live l;
   for i in 1 .. cardinality(p_items) loop
-    answer := ${s}.forget(p_queue, p_items[i], p_tokens[i], p_now);
+    if i = any(v_calls) then answer := 'ok'; else answer := ${s}.forget(p_queue, p_items[i], p_tokens[i], p_now); end if;
     return next;
   end loop;
 end $$;

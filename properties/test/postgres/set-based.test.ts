@@ -1,5 +1,5 @@
 /**
- * The batched functions of the PostgreSQL schema (`add_many`, `get_many`, `done_many`, docs/spec.md §20.1) against
+ * The batched functions of the PostgreSQL schema (`add_many`, `get_many`, `done_many`, `forget_many`, §20.1) against
  * their calls one by one: two queues of one schema go through the same random calls — adds, gets, delayed adds,
  * retries, forgets, dones, time passing (leases expire), a shut down — made one by one on both, and at each batch
  * step the first queue gets one batched call where the second gets the same calls one by one. Their answers and
@@ -50,6 +50,13 @@ const step = fc.oneof(
       refs: fc.array(ref, { minLength: 1, maxLength: 7 }),
     }),
     weight: 4,
+  },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant("forgetMany" as const),
+      refs: fc.array(ref, { minLength: 1, maxLength: 7 }),
+    }),
+    weight: 2,
   },
 );
 type Step = typeof step extends fc.Arbitrary<infer T> ? T : never;
@@ -152,14 +159,24 @@ async function apply(side: Side, items: Map<string, string>, now: number, st: St
       for (const [i, token] of calls) answers.push(...(await call("done($1, $2, $3, $4)", [q, i, token, now])));
       return answers;
     }
+    case "forgetMany": {
+      const calls = st.refs.map((r) => resolve(side, r, items));
+      if (batched) {
+        return call("forget_many($1, $2, $3, $4)", [q, calls.map((c) => c[0]), calls.map((c) => c[1]), now]);
+      }
+      const answers = [];
+      for (const [i, token] of calls)
+        answers.push(...(await call("forget($1, $2, $3, $4) answer", [q, i, token, now])));
+      return answers;
+    }
   }
 }
 
 let run = 0;
 
-test("add_many, get_many and done_many answer, and leave every row of the queue, as their calls one by one do", async () => {
+test("add_many, get_many, done_many and forget_many answer, and leave every row of the queue, as their calls one by one do", async () => {
   await fc.assert(
-    fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 30 }), async (steps) => {
+    fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 30, size: "max" }), async (steps) => {
       run++;
       const batched: Side = { name: `batched${run}`, tokens: [] };
       const single: Side = { name: `single${run}`, tokens: [] };
@@ -174,6 +191,6 @@ test("add_many, get_many and done_many answer, and leave every row of the queue,
         expect(await state(pool, batched), `the state after ${where}`).toEqual(await state(pool, single));
       }
     }),
-    params(25),
+    params(40),
   );
 }, 300_000);
