@@ -63,14 +63,18 @@ export async function shrink(
   // Made once the survey is over, its look-ahead runs read: only the work of shrinking is charged to it.
   /** Whether the failing run passed when fast-check made it again; `undefined` until it was made. */
   let passedAgain: boolean | undefined;
+  /** The calls of the failing run made again, which fast-check's share of the budget does not count. */
+  let madeAgain: number | undefined;
   const budget = new ShrinkBudget(options.shrinkCalls, "calls", options.shrinkTimeMs);
   const verifyOptions = { compareMessages: options.compareMessages, coverage: options.coverage };
   const property = fc.asyncProperty(runsFrom(options, replay?.replayPath), async (input) => {
     if (broken !== undefined) return; // the driver broke: pass at once, so fast-check neither shrinks nor goes on
     // Past its share of the budget, fast-check stops with the shortest so far: each of its attempts runs the whole
     // sequence again, macros expanded (a deep run's tens of thousands of calls), where removing calls from the plan
-    // (`minimize`) halves it in a few attempts.
-    if (replay === undefined) budget.guard(fastCheckShare);
+    // (`minimize`) halves it in a few attempts. The share is counted from the end of the failing run made again:
+    // a run of 100,000 calls would otherwise spend it before fast-check's first attempt, whose first tries (the
+    // last few commands alone, a macro's count cut to 1) are the cheap ones that shrink the most.
+    if (replay === undefined) budget.guard(fastCheckShare, madeAgain ?? 0);
     const { plan, expected } = planOf(input);
     let violation: Violation | undefined;
     try {
@@ -84,6 +88,7 @@ export async function shrink(
     if (replay !== undefined && tally.runs === 0) tally.run(plan);
     else tally.shrinking(plan);
     budget.charge(plan.length);
+    madeAgain ??= plan.length;
     passedAgain ??= violation === undefined; // the first run is the failing one, made again
     if (violation !== undefined) throw new ViolationError(violation);
   });
