@@ -87,14 +87,12 @@ export class ShrinkBudget {
 
   /**
    * Inside a fast-check property that is shrinking: interrupts fast-check, which then reports the shortest failure
-   * so far (its path replays it), once the budget is exhausted, or once `share` of it is spent beyond `since`.
+   * so far (its path replays it), once the budget is exhausted, or once `share` of it is spent.
    *
    * @param share - The part of the budget the caller may spend, from 0 to 1. @defaultValue 1
-   * @param since - The work not counted against the share (the failing run made again, which shrinking must make
-   *   whatever it costs). @defaultValue 0
    * @throws fc.PreconditionFailure marked to interrupt the execution, when exhausted or past the share.
    */
-  guard(share = 1, since = 0): void {
-    if (this.exhausted || this.#spent - since >= this.#limit * share) throw new fc.PreconditionFailure(true);
+  guard(share = 1): void {
+    if (this.exhausted || this.#spent >= this.#limit * share) throw new fc.PreconditionFailure(true);
   }
 }

@@ -10,6 +10,7 @@ import type { Driver } from "../core/driver.js";
 import { encodeReplay, type Replay } from "../core/replay.js";
 import { ShrinkBudget } from "../core/shrink-budget.js";
 import { type Violation, verifyStarted } from "../core/verify.js";
+import { compact } from "./compact.js";
 import { diagnose } from "./diagnose.js";
 import { minimize } from "./minimize.js";
 import { type QualifiedOptions, tokenOptions } from "./options.js";
@@ -63,18 +64,14 @@ export async function shrink(
   // Made once the survey is over, its look-ahead runs read: only the work of shrinking is charged to it.
   /** Whether the failing run passed when fast-check made it again; `undefined` until it was made. */
   let passedAgain: boolean | undefined;
-  /** The calls of the failing run made again, which fast-check's share of the budget does not count. */
-  let madeAgain: number | undefined;
   const budget = new ShrinkBudget(options.shrinkCalls, "calls", options.shrinkTimeMs);
   const verifyOptions = { compareMessages: options.compareMessages, coverage: options.coverage };
   const property = fc.asyncProperty(runsFrom(options, replay?.replayPath), async (input) => {
     if (broken !== undefined) return; // the driver broke: pass at once, so fast-check neither shrinks nor goes on
     // Past its share of the budget, fast-check stops with the shortest so far: each of its attempts runs the whole
     // sequence again, macros expanded (a deep run's tens of thousands of calls), where removing calls from the plan
-    // (`minimize`) halves it in a few attempts. The share is counted from the end of the failing run made again:
-    // a run of 100,000 calls would otherwise spend it before fast-check's first attempt, whose first tries (the
-    // last few commands alone, a macro's count cut to 1) are the cheap ones that shrink the most.
-    if (replay === undefined) budget.guard(fastCheckShare, madeAgain ?? 0);
+    // (`minimize`) halves it in a few attempts.
+    if (replay === undefined) budget.guard(fastCheckShare);
     const { plan, expected } = planOf(input);
     let violation: Violation | undefined;
     try {
@@ -88,7 +85,6 @@ export async function shrink(
     if (replay !== undefined && tally.runs === 0) tally.run(plan);
     else tally.shrinking(plan);
     budget.charge(plan.length);
-    madeAgain ??= plan.length;
     passedAgain ??= violation === undefined; // the first run is the failing one, made again
     if (violation !== undefined) throw new ViolationError(violation);
   });
@@ -122,12 +118,24 @@ export async function shrink(
   // concrete plan goes further, within what is left of the budget. A replay makes exactly the removals the
   // original made, so it prints the same counterexample however long either took.
   const compare = { compareMessages: options.compareMessages };
+  // What repeats goes first: the macros' counts, each attempt planned again on the model (`compact.ts`); then
+  // single calls. A replay makes the same removals of both, in the same order.
+  const compacted =
+    input === undefined
+      ? { violation: details.errorInstance.counterexample, removals: 0, runs: 0, commands: 0 }
+      : await compact(
+          input,
+          details.errorInstance.counterexample,
+          driver,
+          compare,
+          replay === undefined ? { budget } : { removals: replay.removals },
+        );
   const minimized = await minimize(
-    details.errorInstance.counterexample,
+    compacted.violation,
     driver,
     options.profile,
     compare,
-    replay === undefined ? { budget } : { removals: replay.removals },
+    replay === undefined ? { budget } : { removals: replay.removals - compacted.removals },
   );
   const diagnosed = await diagnose(minimized.violation, driver);
   // Run once more on another fresh queue: a counterexample that passes there depends on more than its calls.
@@ -145,19 +153,19 @@ export async function shrink(
   const again = tokenOf(options, {
     path: details.counterexamplePath ?? path,
     replayPath: input === undefined ? "" : replayPathOf(input),
-    removals: minimized.removals,
+    removals: compacted.removals + minimized.removals,
     minimal,
   });
   return {
     ...shrunk,
     detail,
-    shrinks: details.numShrinks + minimized.removals,
+    shrinks: details.numShrinks + compacted.removals + minimized.removals,
     minimal,
     ...(replay === undefined && budget.stoppedBy !== undefined ? { stoppedBy: budget.stoppedBy } : {}),
     shrinkMs: performance.now() - shrinkStart,
     ...limitsOf(options),
-    shrinkRuns: tally.shrinkRuns + minimized.runs + diagnosed.runs,
-    shrinkCommands: tally.shrinkCommands + minimized.commands + diagnosed.commands,
+    shrinkRuns: tally.shrinkRuns + compacted.runs + minimized.runs + diagnosed.runs,
+    shrinkCommands: tally.shrinkCommands + compacted.commands + minimized.commands + diagnosed.commands,
     replay: again,
   };
 }
