@@ -1,6 +1,7 @@
 /**
  * The shrinking of a check's failure: fast-check runs the failing sequence again, by its path, and shrinks it
- * within the budget of work; calls are then removed from the shrunk plan while it still fails (`minimize.ts`), a
+ * within the budget of work; the counts of its macros are cut while it still fails (`compact.ts`), then calls are
+ * removed from the shrunk plan while it still fails (`minimize.ts`), a
  * wrong size is told apart (`diagnose.ts`), and the result runs once more on another fresh queue. A replay follows
  * its token's path and makes exactly the removals the original made, so that it prints the same counterexample.
  */

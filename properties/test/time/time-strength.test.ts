@@ -96,12 +96,12 @@ const cases: [TimedDefect, InvariantId[], number, RegExp][] = [
     1,
     /^addAfter\((.+), (0|-[\d.]+)\) must be add\(\1\), as its delay is not positive, but size is 0 \(expected 1\), waiting is 1 \(expected 0\)$/,
   ],
-  // addAfter(a, 0.125) throws.
+  // addAfter(a, 0.125) throws (or addAfter(a, -0.5), an add whose delay is not whole).
   [
     "whole delays only",
     ["add-after-errors"],
     1,
-    /^addAfter\(.+, [\d.]+\) throws RangeError: .*, but only an item that is undefined or null, or a delay that is not a finite number, throws$/,
+    /^addAfter\(.+, -?[\d.]+\) throws RangeError: .*, but only an item that is undefined or null, or a delay that is not a finite number, throws$/,
   ],
   // addAfter(a, 0.5), advance(0.5): size 0, not 1; or, past the due time, only the queue duration shows it.
   [
@@ -140,7 +140,7 @@ for (const [defect, rules, shortest, detail] of cases) {
     const found = formatReport(report, (token) => `WORKQUEUE_REPLAY=${token}`);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     console.log(
-      `${defect}: ${report.counterexample?.steps.length} calls, ${report.counterexample?.invariant.id}, ${seconds} s: ${report.counterexample?.detail}`,
+      `${defect}: run ${report.runs}, ${report.counterexample?.steps.length} calls, ${report.counterexample?.invariant.id}, ${seconds} s: ${report.counterexample?.detail}`,
     );
     expect(report.verdict, found).toBe("does not conform");
     expect(rules, found).toContain(report.counterexample?.invariant.id);

@@ -30,7 +30,7 @@ const settings: Record<string, ConformanceOptions> = {
  * `add(a)`, `retry(a)` with a backoff: waiting 1, not 0); `rounds due times up` takes 2, but only with a fractional
  * delay or step (`addAfter(a, 0.5)`, `advance(0.5)`); `forget keeps the backoff` takes 6, and only with a backoff whose
  * base is below its maximum (`retry(a)`, `advance` to its due time, `get()`, `forget(a)`, `retry(a)`, `advance` to
- * its due time: still waiting), which the workers' steps of timed runs reach (properties/core/worker-step.ts).
+ * its due time: still waiting), which the flaky items of timed runs reach (properties/core/flaky.ts).
  */
 const cases: [TimedDefect, string, Profile][] = [
   ["retry clears the dirty mark", "default", "robust"],
