@@ -7,7 +7,7 @@
 import { open, rm, stat, writeFile } from "node:fs/promises";
 import type { SubjectFactory } from "../core/subject.js";
 import type { GateOutcome } from "../report/outcome.js";
-import { counterexampleTimeline } from "../report/timeline.js";
+import { overlapTimeline } from "../report/timeline.js";
 import { answersPromises } from "../sequential/check-conformance.js";
 import { oneLine, UsageError } from "./args.js";
 
@@ -90,7 +90,7 @@ export async function writePage(
   const html =
     counterexample === undefined
       ? undefined
-      : counterexampleTimeline(counterexample, { replay: replay(counterexample.replay) });
+      : overlapTimeline(counterexample, { replay: replay(counterexample.replay) });
   if (html !== undefined) {
     await writeFile(page.path, html).catch((error: Error) => {
       throw new UsageError(`--html: cannot write the page: ${oneLine(error.message)}`);

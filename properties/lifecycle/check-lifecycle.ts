@@ -187,10 +187,10 @@ function featuresOf(queue: LifecycleSubject, time: boolean): { features: Feature
  * @throws OptionError when the queue lacks a verb the check needs, or the replay token is not one of this check's.
  * @example
  * ```ts
- * import { checkLifecycle, formatLifecycleReport } from "workqueue-spec/properties";
+ * import { checkLifecycle, formatReport } from "workqueue-spec/properties";
  *
  * const report = await checkLifecycle((options) => new MyQueue(options));
- * if (report.verdict !== "conforms") console.log(formatLifecycleReport(report));
+ * if (report.verdict !== "conforms") console.log(formatReport(report));
  * ```
  *
  * @public

@@ -37,12 +37,7 @@ export function vitestReplay(name: string, token: string): string {
 /**
  * What the test helpers take besides the check's own options.
  *
- * @example
- * ```ts
- * conformanceTests(test, (options) => new MyQueue(options), { label: "MyQueue", runs: 500 });
- * ```
- *
- * @public
+ * @inline
  */
 export interface TestsOptions {
   /**
@@ -98,7 +93,7 @@ export function labelled(name: string, label: string | undefined): string {
  * @param test - The runner's `test(name, fn)`.
  * @param factory - Makes a fresh, empty queue from `{ maxRetries }`, once per run.
  * @param options - What to check, as for `checkConformance`, but the profile: each test checks one; and `label`,
- * which ends each test's name (see {@link TestsOptions}).
+ * which ends each test's name (see its `label` option).
  * @example
  * ```ts
  * import { test } from "vitest";

@@ -52,6 +52,7 @@ export function toJson(outcome: GateOutcome, lines?: readonly string[]): object 
             shrinkCommands: counterexample.shrinkCommands,
             replay: counterexample.replay,
             ...(lines === undefined ? {} : { protocolLines: lines }),
+            ...(counterexample.round === undefined ? {} : { round: counterexample.round }),
             ...(counterexample.overlapping === undefined ? {} : { overlapping: counterexample.overlapping }),
             steps: counterexample.steps.map((step, i) => ({
               step: i + 1,

@@ -12,7 +12,7 @@ import {
   type TestsOptions,
   vitestReplay,
 } from "./conformance-tests.js";
-import { formatLifecycleReport } from "./lifecycle-text.js";
+import { formatReport } from "./text.js";
 
 /** The timeout each test asks for, in milliseconds, from runners that take one (see `conformanceTests`). */
 const timeoutMs = 120_000;
@@ -38,8 +38,8 @@ function fromEnvironment(options: LifecycleOptions): LifecycleOptions {
  *
  * @param test - The runner's `test(name, fn)`.
  * @param factory - Makes a fresh, empty queue from `{ maxRetries }` (and `clock`, with `time`), once per run.
- * @param options - What to check, as for `checkLifecycle`; and `label`, which ends the test's name (see
- * {@link TestsOptions}: the file and line of the call by default).
+ * @param options - What to check, as for `checkLifecycle`; and `label`, which ends the test's name: the file and line of
+ * the call by default, or a label that stays when the line moves.
  * @example
  * ```ts
  * import { test } from "vitest";
@@ -64,7 +64,7 @@ export function lifecycleTests(
     async () => {
       const report = await checkLifecycle(factory, fromEnvironment(check));
       if (report.verdict !== "conforms") {
-        throw new Error(formatLifecycleReport(report, (token) => vitestReplay(name, token)));
+        throw new Error(formatReport(report, (token) => vitestReplay(name, token)));
       }
     },
     timeoutMs,

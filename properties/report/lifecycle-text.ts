@@ -7,24 +7,13 @@ import { plural } from "../core/render.js";
 import type { LifecycleReport } from "../lifecycle/check-lifecycle.js";
 
 /**
- * Renders a lifecycle report for a person: one line when the queue conforms; otherwise the broken rule, the calls
- * and the scheduled resolutions in the order they happened, the seed, and the replay.
+ * Renders a lifecycle report for a person (`formatReport` of a lifecycle report): one line when the queue conforms;
+ * otherwise the broken rule, the calls and the scheduled resolutions in the order they happened, the seed, and the
+ * replay, as `replay(token)` words it.
  *
- * @param report - What {@link checkLifecycle} answered.
- * @param replay - How to write the command that replays a token. @defaultValue `checkLifecycle(factory, { replay: "…" })`
- * @example
- * ```ts
- * import { checkLifecycle, formatLifecycleReport } from "workqueue-spec/properties";
- *
- * console.log(formatLifecycleReport(await checkLifecycle((options) => new MyQueue(options))));
- * ```
- *
- * @public
+ * @internal
  */
-export function formatLifecycleReport(
-  report: LifecycleReport,
-  replay: (token: string) => string = (token) => `checkLifecycle(factory, { replay: ${JSON.stringify(token)} })`,
-): string {
+export function formatLifecycleReport(report: LifecycleReport, replay: (token: string) => string): string {
   const checked = `${plural(report.rules.length, "rule")}${report.time ? ", with time" : ""}`;
   const unchecked =
     report.unchecked.length === 0 ? "" : `; not offered, so not checked: ${report.unchecked.join(", ")}`;

@@ -8,8 +8,10 @@ import { wrongViews } from "../core/invariants.js";
 import { sameAnswer } from "../core/operation.js";
 import { answersNothing, plural, showAnswer, showCall } from "../core/render.js";
 import type { Step } from "../core/verify.js";
+import type { LifecycleReport } from "../lifecycle/check-lifecycle.js";
 import { inProcessConstruction } from "../sequential/construction.js";
 import { type ConformanceReport, type Counterexample, skippedChecks } from "../sequential/report.js";
+import { formatLifecycleReport } from "./lifecycle-text.js";
 
 /** The views a step showed: `size 1, inFlight 0`. */
 function showViews(views: Views): string {
@@ -71,22 +73,32 @@ export function formatSteps(counterexample: Counterexample): string[] {
 }
 
 /**
- * A report in words. A conforming check is one line of figures; a failing one names the broken invariant and
- * its rule, prints the steps, and ends with how to replay them, as `replay(token)` words it.
+ * A report in words. A conforming check is one line of figures; a failing one names the broken invariant or
+ * lifecycle rule and its section of docs/spec.md, prints the steps (for a lifecycle report, the calls and the
+ * scheduled resolutions in the order they happened), and ends with how to replay them, as `replay(token)` words it.
  *
- * @param report - What `checkConformance` or `checkDriver` resolved with.
+ * @param report - What `checkConformance`, `checkDriver` or `checkLifecycle` resolved with.
  * @param replay - Words the command that replays a token, for the last line of a failing report.
+ * @defaultValue `checkConformance(factory, { replay: "…" })`, or `checkLifecycle(…)` for a lifecycle report
  * @example
  * ```ts
- * import { checkConformance, formatReport } from "workqueue-spec/properties";
+ * import { checkConformance, checkLifecycle, formatReport } from "workqueue-spec/properties";
  *
  * const report = await checkConformance((options) => new MyQueue(options));
  * console.log(formatReport(report, (token) => `checkConformance(factory, { replay: "${token}" })`));
+ * console.log(formatReport(await checkLifecycle((options) => new MyQueue(options))));
  * ```
  *
  * @public
  */
-export function formatReport(report: ConformanceReport, replay: (token: string) => string): string {
+export function formatReport(report: ConformanceReport | LifecycleReport, replay?: (token: string) => string): string {
+  const check = "rules" in report ? "checkLifecycle" : "checkConformance";
+  const words = replay ?? ((token: string) => `${check}(factory, { replay: ${JSON.stringify(token)} })`);
+  return "rules" in report ? formatLifecycleReport(report, words) : formatConformance(report, words);
+}
+
+/** {@link formatReport} of a report of `checkConformance`, `checkDriver` or `checkOverlapping`. */
+function formatConformance(report: ConformanceReport, replay: (token: string) => string): string {
   const overlapping =
     report.overlapping === undefined ? "" : `, and ${plural(report.overlapping.runs, "run")} of overlapping calls`;
   const figures = `${plural(report.runs, "run")}, ${plural(report.commands, "command")}, ${plural(report.invariants.length, "invariant")} checked after every step${overlapping}`;

@@ -154,12 +154,14 @@ export interface OverlapFailure {
  * the round (the callers that made them at once), each call a bar from when it was made to when its answer was seen
  * on the run's logical clock; the round that no order explains is outlined.
  *
- * @param failure - `checkOverlapping`'s counterexample, or any failure whose calls carry their round and times.
- * @param options - `replay`: the line that replays it (a token or a command line), shown ready to copy; `rule`:
- * the rule it broke, as the page names it (default: `linearizable (§10.8)`).
- * @returns The HTML document.
- * @throws Error when `failure` has no calls: there is nothing to draw ({@link counterexampleTimeline} answers
- * `undefined` instead).
+ * @param failure - `checkOverlapping`'s counterexample, or the counterexample of `checkConformance` or `checkDriver`
+ * (its overlapping calls, `counterexample.overlapping`, whichever check made them, and the rule it names), or any
+ * failure whose calls carry their round and times.
+ * @param options - `replay`: the line that replays it (a token or a command line), shown ready to copy (default: a
+ * report counterexample's token); `rule`: the rule it broke, as the page names it (default: the one a report
+ * counterexample names, otherwise `linearizable (§10.8)`).
+ * @returns The HTML document, or `undefined` when there is nothing to draw: a counterexample that is a sequence of
+ * calls made one at a time (its numbered steps say all), or a run whose first call never answered.
  * @public
  * @example
  * ```ts
@@ -167,14 +169,21 @@ export interface OverlapFailure {
  * import { checkOverlapping, overlapTimeline } from "workqueue-spec/properties";
  *
  * const report = await checkOverlapping((options) => new MyAsyncQueue(options), { seed: 1 });
- * if (report.counterexample) writeFileSync("failure.html", overlapTimeline(report.counterexample));
+ * const page = report.counterexample && overlapTimeline(report.counterexample);
+ * if (page !== undefined) writeFileSync("failure.html", page);
  * ```
  */
 export function overlapTimeline(
-  failure: OverlapFailure,
+  failure: OverlapFailure | Counterexample,
   options: { readonly replay?: string | undefined; readonly rule?: string | undefined } = {},
-): string {
-  if (failure.calls.length === 0) throw new Error(`nothing to draw: the failure has no calls (${failure.detail})`);
+): string | undefined {
+  if (!("calls" in failure)) {
+    const { detail, maxRetries, round, invariant, overlapping = [] } = failure;
+    const replay = options.replay ?? failure.replay;
+    const rule = options.rule ?? `${invariant.id} (${invariant.rule})`;
+    return overlapTimeline({ detail, maxRetries, round, calls: overlapping }, { replay, rule });
+  }
+  if (failure.calls.length === 0) return undefined;
   const positions = new Map<number, number>();
   const bars = failure.calls.map((call): Bar => {
     const position = (positions.get(call.round) ?? 0) + 1;
@@ -195,38 +204,6 @@ export function overlapTimeline(
     unit: "(logical clock)",
     replay: options.replay,
   });
-}
-
-/**
- * A counterexample of `checkConformance` or `checkDriver` as a timeline page, when it has overlapping calls to draw
- * (`counterexample.overlapping`, §10.8, whichever check made them); the rule is the one it names.
- *
- * @param counterexample - A report's counterexample.
- * @param options - `replay`: the line that replays it, shown ready to copy (default: its token).
- * @returns The HTML document, or `undefined` when the counterexample has no overlapping calls: a sequence of calls
- * made one at a time (its numbered steps say all), or a run whose call never answered.
- * @public
- * @example
- * ```ts
- * import { writeFileSync } from "node:fs";
- * import { checkConformance, counterexampleTimeline } from "workqueue-spec/properties";
- *
- * const report = await checkConformance((options) => new MyAsyncQueue(options));
- * const page = report.counterexample && counterexampleTimeline(report.counterexample);
- * if (page !== undefined) writeFileSync("failure.html", page);
- * ```
- */
-export function counterexampleTimeline(
-  counterexample: Counterexample,
-  options: { readonly replay?: string | undefined } = {},
-): string | undefined {
-  const calls = counterexample.overlapping ?? [];
-  if (calls.length === 0) return undefined;
-  const { detail, maxRetries, round, invariant } = counterexample;
-  return overlapTimeline(
-    { detail, maxRetries, calls, round },
-    { replay: options.replay ?? counterexample.replay, rule: `${invariant.id} (${invariant.rule})` },
-  );
 }
 
 /** What a history event's bar says: the call and its answer. */

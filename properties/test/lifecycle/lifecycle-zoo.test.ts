@@ -6,7 +6,7 @@
 import { describe, expect, test } from "vitest";
 import { checkLifecycle } from "../../lifecycle/check-lifecycle.js";
 import type { LifecycleRule } from "../../lifecycle/rules.js";
-import { formatLifecycleReport } from "../../report/lifecycle-text.js";
+import { formatReport } from "../../report/text.js";
 import { runs, seed } from "../settings.js";
 import { lifecycleZoo } from "../wrong/lifecycle.js";
 
@@ -14,7 +14,7 @@ describe.each(lifecycleZoo)("checkLifecycle rejects %s", (_, Queue, rules, time)
   const [rule] = rules as [LifecycleRule];
   test(`naming the rule: ${rule.name} (${rule.rule})`, async () => {
     const report = await checkLifecycle((options) => new Queue(options), { runs: runs(400), seed, time });
-    const text = formatLifecycleReport(report);
+    const text = formatReport(report);
     expect(report.verdict, text).toBe("does not conform");
     const found = report.counterexample?.rule as LifecycleRule;
     expect(rules, text).toContain(found);

@@ -7,12 +7,12 @@
 import { assert, expect, test } from "vitest";
 import { WorkQueue } from "../../../src/index.js";
 import { checkLifecycle, type LifecycleReport } from "../../lifecycle/check-lifecycle.js";
-import { formatLifecycleReport } from "../../report/lifecycle-text.js";
+import { formatReport } from "../../report/text.js";
 import { runs, seed } from "../settings.js";
 
 /** Fails with the broken rule, the interleaving, the seed and the replay, unless the report conforms. */
 function expectKeeps(report: LifecycleReport, title: string): void {
-  const text = formatLifecycleReport(report, (token) => `WORKQUEUE_REPLAY=${token} npm test -- -t "${title}"`);
+  const text = formatReport(report, (token) => `WORKQUEUE_REPLAY=${token} npm test -- -t "${title}"`);
   if (report.verdict !== "conforms") assert.fail(text);
 }
 

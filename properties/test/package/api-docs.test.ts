@@ -63,8 +63,8 @@ test("workqueue-spec/properties exports the checks, the test helpers, connect, s
   expect((properties?.children ?? []).map((child) => child.name).sort()).toEqual(
     [
       ...["checkConformance", "checkDriver", "checkOverlapping", "checkLifecycle", "checkHistory"],
-      ...["conformanceTests", "lifecycleTests", "TestsOptions", "connect", "ProtocolDriver", "serve"],
-      ...["formatReport", "formatLifecycleReport", "overlapTimeline", "historyTimeline", "counterexampleTimeline"],
+      ...["conformanceTests", "lifecycleTests", "connect", "ProtocolDriver", "serve"],
+      ...["formatReport", "overlapTimeline", "historyTimeline"],
       "stringItems",
       ...["ConformanceOptions", "ConformanceReport", "Subject", "SubjectOptions", "Driver"],
       ...["OverlappingOptions", "OverlappingReport", "LifecycleOptions", "LifecycleReport", "LifecycleSubject"],

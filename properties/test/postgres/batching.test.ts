@@ -5,7 +5,7 @@
  */
 import { expect, test } from "vitest";
 import { type Lease, PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
-import { counting, freshName, freshSchema } from "./database.js";
+import { counting, freshName, freshSchema, unreachable } from "./database.js";
 
 const { pool, schema } = freshSchema("batching");
 
@@ -123,15 +123,7 @@ test("a statement that fails rejects every call it carried, naming its verb, and
   await Promise.all(["x", "y", "z"].map((item) => queue.add(item)));
   const held = [await queue.get(), await queue.get(), await queue.get()] as Lease[];
   let fail = true;
-  const lost = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
-  const failing = new Proxy(pool, {
-    get(target, key) {
-      if (key === "query" && fail) return () => Promise.reject(lost);
-      const value = Reflect.get(target, key, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  const broken = new PostgresWorkQueue({ pool: failing, schema, name, maxRetries: 1 });
+  const broken = new PostgresWorkQueue({ pool: unreachable(pool, () => fail), schema, name, maxRetries: 1 });
   const reasons = async (calls: Promise<void>[]) =>
     (await Promise.allSettled(calls)).map((outcome) => (outcome as PromiseRejectedResult).reason?.message);
   // The first call of each kind goes out alone; the other two, together: every one names its own verb.

@@ -91,3 +91,17 @@ export function counting(inner: pg.Pool): { readonly pool: pg.Pool; readonly sen
   });
   return { pool: spy, sent };
 }
+
+/** A lost connection, as `pg` reports one. */
+export const lostConnection = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+
+/** `pool`, whose every statement rejects with {@link lostConnection} while `down()` says so. */
+export function unreachable(inner: pg.Pool, down: () => boolean = () => true): pg.Pool {
+  return new Proxy(inner, {
+    get(target, key) {
+      if (key === "query" && down()) return () => Promise.reject(lostConnection);
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}

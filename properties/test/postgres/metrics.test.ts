@@ -10,7 +10,7 @@ import { expect, test } from "vitest";
 import { type MetricsSink, type SharedQueueGauges, VirtualClock } from "../../../src/index.js";
 import { type Lease, PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
 import { prometheusMetrics } from "../../../src/prometheus.js";
-import { counting, freshName, freshSchema } from "./database.js";
+import { counting, freshName, freshSchema, unreachable } from "./database.js";
 
 const { pool, schema } = freshSchema("metrics");
 
@@ -210,16 +210,8 @@ test("the gauges are the queue's, read in one statement at the clock's time: dep
 });
 
 test("a read of the gauges that cannot reach the database rejects as the queue's calls do, naming metrics", async () => {
-  const lost = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
-  const failing = new Proxy(pool, {
-    get(target, key) {
-      if (key === "query") return () => Promise.reject(lost);
-      const value = Reflect.get(target, key, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
   const recorded = recording();
-  new PostgresWorkQueue({ pool: failing, schema, name: freshName(), maxRetries: 3, metrics: recorded.sink });
+  new PostgresWorkQueue({ pool: unreachable(pool), schema, name: freshName(), maxRetries: 3, metrics: recorded.sink });
   await expect(recorded.gauges()).rejects.toThrow("metrics could not reach PostgreSQL: read ECONNRESET");
 });
 

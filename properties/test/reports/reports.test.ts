@@ -126,6 +126,8 @@ describe("each outcome has its exit code, and both reports are written and valid
     expect(json.counterexample.steps).toEqual([]);
     expect(json.counterexample.overlapping.length).toBeGreaterThanOrEqual(2);
     expect(json.counterexample.overlapping[0]).toMatchObject({ round: 1, afterPrevious: false });
+    const rounds = json.counterexample.overlapping.map((call: { round: number }) => call.round);
+    expect(rounds).toContain(json.counterexample.round); // the round no order explains, named
     expect(xml).toContain('<failure type="§10.8"');
   });
 

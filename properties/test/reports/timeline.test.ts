@@ -10,7 +10,7 @@ import { expect, test } from "vitest";
 import { showAnswer } from "../../core/render.js";
 import { checkHistory, type HistoryEvent } from "../../history/check-history.js";
 import { checkOverlapping } from "../../overlap/check-overlapping.js";
-import { counterexampleTimeline, historyTimeline, overlapTimeline } from "../../report/timeline.js";
+import { historyTimeline, overlapTimeline } from "../../report/timeline.js";
 import type { Counterexample } from "../../sequential/report.js";
 import { GetReadsThenTakes } from "../wrong/async.js";
 import { screenshots, useBrowser } from "./browser.js";
@@ -23,7 +23,7 @@ test("an overlapping-call failure renders with a lane per caller, the unexplaine
   if (found === undefined) throw new Error("GetReadsThenTakes was not rejected");
   expect(found.round).toBeGreaterThanOrEqual(1);
   const replay = `checkOverlapping(factory, { seed: ${report.seed}, path: "${found.path}" })`;
-  const html = overlapTimeline(found, { replay });
+  const html = overlapTimeline(found, { replay }) ?? "no page";
   expect(html).not.toMatch(/<script[^>]+src|<link|https?:\/\//);
   const screenshot = join(screenshots, "timeline-overlap.png");
   const page = await rendered(html, screenshot);
@@ -145,7 +145,7 @@ const overlapping = (calls: Counterexample["overlapping"]): Counterexample => ({
   round: 1,
 });
 
-test("counterexampleTimeline draws a report's overlapping calls with the rule it names and its token; a counterexample without calls to draw gives no page", () => {
+test("overlapTimeline draws a report counterexample's overlapping calls with the rule it names and its token; a counterexample without calls to draw gives no page", () => {
   const call = {
     round: 1,
     call: "get()",
@@ -154,22 +154,21 @@ test("counterexampleTimeline draws a report's overlapping calls with the rule it
     invokedAt: 0,
     answeredAt: 2,
   };
-  const html = counterexampleTimeline(overlapping([call, { ...call, invokedAt: 1, answeredAt: 3 }])) ?? "";
+  const html = overlapTimeline(overlapping([call, { ...call, invokedAt: 1, answeredAt: 3 }])) ?? "";
   expect(html).toContain("<b>linearizable (§10.8)</b>: no order of the calls of round 1 gives their answers");
   expect(html).toContain('<pre class="replay">wq3.token</pre>');
   expect(html).toContain('<div class="axis"><span>0 (logical clock)</span><span>3 (logical clock)</span></div>');
   expect(html.match(/class="bar call violating"/g)).toHaveLength(2);
-  expect(counterexampleTimeline(overlapping([call]), { replay: "npx it" })).toContain(
-    '<pre class="replay">npx it</pre>',
-  );
-  expect(counterexampleTimeline(overlapping([]))).toBeUndefined(); // a call never answered
-  expect(counterexampleTimeline({ ...overlapping(undefined), steps: [] })).toBeUndefined(); // a sequence
+  expect(overlapTimeline(overlapping([call]), { replay: "npx it" })).toContain('<pre class="replay">npx it</pre>');
+  expect(overlapTimeline(overlapping([]))).toBeUndefined(); // a call never answered
+  expect(overlapTimeline({ ...overlapping(undefined), steps: [] })).toBeUndefined(); // a sequence
 });
 
-test("overlapTimeline of a failure without calls says there is nothing to draw", () => {
-  expect(() => overlapTimeline({ detail: "a call of round 1 never answered", maxRetries: 1, calls: [] })).toThrow(
-    "nothing to draw: the failure has no calls (a call of round 1 never answered)",
-  );
+test("overlapTimeline of a failure without calls draws no page; a rule given names the page's rule", () => {
+  expect(overlapTimeline({ detail: "a call of round 1 never answered", maxRetries: 1, calls: [] })).toBeUndefined();
+  const call = { round: 1, call: "get()", afterPrevious: false, answer: { kind: "value" as const, value: "a" } };
+  const timed = { ...call, invokedAt: 0, answeredAt: 2 };
+  expect(overlapTimeline(overlapping([timed]), { rule: "its own rule" })).toContain("<b>its own rule</b>");
 });
 
 test("each bar is placed in percent of the axis from the first time to the last: a call from start to answer, a lease's span from its hand-out to its done, a call without answer open at the end", () => {
