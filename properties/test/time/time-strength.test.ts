@@ -133,8 +133,17 @@ const cases: [TimedDefect, InvariantId[], number, RegExp][] = [
   ["gauges on a ticker", ["metrics"], 3, /the metric /],
 ];
 
+/**
+ * The runs within which each defect must be found, of the 2,000 allowed (the independence probe's 2 included): a
+ * tenth, where the issue asked for "under 10 s" on a loaded 2-core machine. Speed itself is not asserted (it is
+ * measured in docs/performance.md); the runs are the same on every machine. At the fixed seed every row is found
+ * within 12 runs; over seeds 1 to 10 the slowest was `backoff overflows`, at run 188 (it needs a deep run whose
+ * `maxRetries` passes 32).
+ */
+const foundWithin = 200;
+
 for (const [defect, rules, shortest, detail] of cases) {
-  test(`the gate rejects a timed queue whose defect is: ${defect}, naming ${rules.join(" or ")}, within 1.5 times its shortest counterexample`, async () => {
+  test(`the gate rejects a timed queue whose defect is: ${defect}, naming ${rules.join(" or ")}, within ${foundWithin} runs and 1.5 times its shortest counterexample`, async () => {
     const started = performance.now();
     const report = await checkConformance((o) => new TimedQueue(o, defect), { ...options, shrinkTimeMs: 600_000 });
     const found = formatReport(report, (token) => `WORKQUEUE_REPLAY=${token}`);
@@ -146,5 +155,6 @@ for (const [defect, rules, shortest, detail] of cases) {
     expect(rules, found).toContain(report.counterexample?.invariant.id);
     expect(report.counterexample?.steps.length, found).toBeLessThanOrEqual(Math.floor(shortest * 1.5));
     expect(report.counterexample?.detail, found).toMatch(detail);
+    expect(report.runs, found).toBeLessThanOrEqual(foundWithin);
   }, 180_000); // up to 2,000 runs and 500,000 calls of shrinking ("backoff overflows": 24 s loaded, once over 60 s)
 }
