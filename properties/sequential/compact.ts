@@ -6,16 +6,36 @@
  * after it stays allowed, and one attempt removes thousands of calls.
  */
 import type { Scenario } from "../core/arbitraries.js";
-import type { QueueCommand } from "../core/commands.js";
+import type { Planning, QueueCommand } from "../core/commands.js";
 import type { Driver } from "../core/driver.js";
 import { MacroCommand } from "../core/macros.js";
-import { type VerifyOptions, type Violation, verifyStarted } from "../core/verify.js";
+import { modelOf, type VerifyOptions, type Violation, verifyStarted } from "../core/verify.js";
 import type { MinimizeLimits } from "./minimize.js";
-import { planOf } from "./plan.js";
 
 /** A generated command, unwrapped from fast-check's wrapper of it, if wrapped. */
 function unwrapped(command: QueueCommand): QueueCommand {
   return (command as { cmd?: QueueCommand }).cmd ?? command;
+}
+
+/**
+ * Plans `commands` on a fresh model, as `fc.modelRun` does (each command that is applicable runs), but only until
+ * the plan reaches `limit` calls: the planning so far, whether it stayed below `limit` (a candidate no shorter than
+ * the failure is not planned to its end), and how many commands began below it.
+ */
+function planBelow(
+  input: Scenario,
+  commands: readonly QueueCommand[],
+  limit: number,
+): { planning: Planning; below: boolean; begun: number } {
+  const model = modelOf(input.maxRetries, input.backoff);
+  const planning: Planning = { plan: [], expected: [] };
+  let begun = 0;
+  for (const command of commands) {
+    if (planning.plan.length >= limit) break;
+    begun++;
+    if (command.check(model)) command.run(model, planning);
+  }
+  return { planning, below: planning.plan.length < limit, begun };
 }
 
 /**
@@ -31,7 +51,9 @@ export async function compact(
   options: VerifyOptions,
   limits: MinimizeLimits = {},
 ): Promise<{ violation: Violation; removals: number; runs: number; commands: number }> {
-  const commands = [...input.commands].map(unwrapped);
+  // The commands whose calls all come after the failing step change nothing before it: they go, unplanned.
+  const all = [...input.commands].map(unwrapped);
+  const commands = all.slice(0, planBelow(input, all, violation.steps.length).begun);
   let best = violation;
   let removals = 0;
   let runs = 0;
@@ -42,8 +64,9 @@ export async function compact(
     const macro = commands[index] as MacroCommand;
     const changed = [...commands];
     changed[index] = new MacroCommand(macro.kind, count, macro.start, macro.many, macro.few);
-    const { plan, expected } = planOf({ ...input, commands: changed });
-    if (plan.length >= best.steps.length) return false;
+    const candidate = planBelow(input, changed, best.steps.length);
+    if (!candidate.below) return false;
+    const { plan, expected } = candidate.planning;
     runs++;
     calls += plan.length;
     limits.budget?.charge(plan.length);
