@@ -46,14 +46,20 @@ export class WaitingModel<T> {
   #waiting: Take<T>[] = [];
   /** How many takes were made. */
   #takes = 0;
+  /** [§20.10](../docs/spec.md#§20-leases-on-postgresql): whether a take waits, while shutting down, for the items in flight too. */
+  readonly #leases: boolean;
 
   /**
    * [§3](../docs/spec.md#§3-construction): an empty queue with no take waiting.
    *
-   * @param options - `maxRetries` and `rateLimiter`, as for `WorkQueueModel`.
+   * @param options - `maxRetries` and `rateLimiter`, as for `WorkQueueModel`; `leases: true` for a queue of leases
+   *   ([§14.2](../docs/spec.md#§14-waiting-for-work), [§20.10](../docs/spec.md#§20-leases-on-postgresql)), whose takes, while shutting down, also wait while an item is in flight
+   *   (its lease's expiry would queue it again), and resolve with `undefined` at the `done` that ends the last one.
+   *   Default `false`.
    */
-  constructor(options: ModelOptions<T>) {
+  constructor(options: ModelOptions<T> & { readonly leases?: boolean | undefined }) {
     this.queue = new WorkQueueModel<T>(options);
+    this.#leases = options.leases === true;
   }
 
   /**
@@ -112,6 +118,7 @@ export class WaitingModel<T> {
   done(item: T): void {
     this.queue.done(item);
     this.#serve();
+    this.#endIfNoMoreWork(); // §20.10: with leases, the done that ends the last item in flight
   }
 
   /**
@@ -154,9 +161,13 @@ export class WaitingModel<T> {
     return this.#noMoreWork && this.queue.inFlight === 0;
   }
 
-  /** [§14.2](../docs/spec.md#§14-waiting-for-work), [§17.7](../docs/spec.md#§17-delayed-adds): shutting down, nothing queued and nothing waiting, so a take gets `undefined`. */
+  /**
+   * [§14.2](../docs/spec.md#§14-waiting-for-work), [§17.7](../docs/spec.md#§17-delayed-adds): shutting down, nothing queued and nothing waiting — and, with leases ([§20.10](../docs/spec.md#§20-leases-on-postgresql)), nothing
+   * in flight — so a take gets `undefined`.
+   */
   get #noMoreWork(): boolean {
-    return this.queue.shuttingDown && this.queue.size === 0 && this.queue.waiting === 0;
+    const held = this.#leases && this.queue.inFlight > 0; // §20.10
+    return this.queue.shuttingDown && this.queue.size === 0 && this.queue.waiting === 0 && !held;
   }
 
   /** [§14.4](../docs/spec.md#§14-waiting-for-work): once there is no more work, every waiting take resolves with `undefined`. */

@@ -2,7 +2,9 @@
  * One run of the lifecycle check (docs/spec.md §12–§14, §17.7): producers add keys, consumers take (or loop with
  * `for await`), finish and `done` items, and a shutdown, drains, aborts and steps of the clock come at moments
  * fast-check's scheduler chooses. Every call is made on the queue and on the model of the lifecycle at the same
- * moment; before every step the two must agree — views, takes and drains.
+ * moment; before every step the two must agree — views, takes and drains. A queue whose calls answer promises (a
+ * queue over a database) is awaited: each step's calls are made one after the other, the model's when the queue's
+ * answered, and before the next step the check waits for its takes, drains and views to reach the model's.
  */
 import type * as fc from "fast-check";
 import { type ClockModel, LifecycleModel } from "../../model/index.js";
@@ -12,9 +14,8 @@ import { compareDrain, compareTake, type DrainRecord, type TakeRecord } from "./
 import { lifecycleRules as rules } from "./rules.js";
 import type { Run } from "./run.js";
 import type { Consumer, Features, LifecycleScenario, LifecycleSubject, Production } from "./scenario.js";
-
-/** The views compared after every step, when the queue shows them. */
-export const lifecycleViews = ["size", "inFlight", "shuttingDown", "waiting"] as const;
+import { type Awaiting, drive, type Settling } from "./settle.js";
+import { awaitViews, readViews, type Shown, shownView, viewDiff } from "./views.js";
 
 /** How far the clock moves at the end of a run, so that everything waiting falls due (delays are 1 to 3 ms). */
 const endOfTime = 10;
@@ -32,6 +33,8 @@ export class LifecycleRun {
   #held = 0;
   /** Set at the end of a queue without shutdown: consumers stop at their next rejected take. */
   #ending = false;
+  /** With a queue whose calls are awaited: the last step whose calls were made, for the log. */
+  #last = "the first step";
 
   constructor(
     readonly run: Run,
@@ -40,16 +43,34 @@ export class LifecycleRun {
     readonly features: Features,
     readonly clock: ClockModel | undefined,
     readonly seen: Set<string>,
+    readonly awaiting?: Awaiting | undefined,
   ) {
-    this.model = new LifecycleModel<string>({ maxRetries: scenario.maxRetries });
+    this.model = new LifecycleModel<string>({ maxRetries: scenario.maxRetries, leases: features.leases });
     this.#controllers = scenario.consumers.map((_, c) => run.controller(`consumer ${c + 1}'s signal`));
     // Takes and drains first: a take that answers wrongly also changes the views, and its rule is the sharper one.
+    // An awaited queue's views are read when it settled, before the scheduler releases the next step.
     run.check = () => {
-      this.#swallowed();
-      for (const record of this.#takes) this.#fail(compareTake(record));
-      for (const drain of this.#drains) this.#fail(compareDrain(drain));
-      this.views("the previous step");
+      if (awaiting === undefined) this.#swallowed(shownView(this.queue, "inFlight", this.#caller));
+      this.#compareCalls();
+      if (awaiting === undefined) this.views("the previous step");
     };
+  }
+
+  /** Compares every take and drain with the model's. */
+  #compareCalls(): void {
+    for (const record of this.#takes) this.#fail(compareTake(record));
+    for (const drain of this.#drains) this.#fail(compareDrain(drain));
+  }
+
+  /** Whether every take and drain stands where the model's does. */
+  #callsAgree(): boolean {
+    return this.#takes.every((r) => compareTake(r) === undefined) && this.#drains.every((d) => !compareDrain(d));
+  }
+
+  /** Whether a take or drain settled otherwise than the model's: it will not agree before the next step. */
+  #callsSettledWrong(): boolean {
+    const wrong = (record: TakeRecord | DrainRecord, broken: unknown) => record.tracked.state !== "pending" && !!broken;
+    return this.#takes.some((r) => wrong(r, compareTake(r))) || this.#drains.some((d) => wrong(d, compareDrain(d)));
   }
 
   #fail(broken: ReturnType<typeof compareTake>): void {
@@ -67,12 +88,31 @@ export class LifecycleRun {
   }
 
   /**
+   * Makes a call on the queue, then `then` with its answer (`undefined` when it threw, which breaks the rule that
+   * every answer is the model's): at once, or, for a queue whose calls are awaited, once its promise settled.
+   */
+  #make<V, R>(label: string, thunk: () => V | PromiseLike<V>, then: (answer: V | undefined) => R): R | Promise<R> {
+    if (this.awaiting === undefined) return then(this.#call(label, thunk) as V | undefined);
+    return promised(async () => thunk()).then(then, (error: unknown) => {
+      this.run.fail(rules.answers, `${label} rejected with ${showValue(error)}`);
+      return then(undefined);
+    });
+  }
+
+  /** After a step's calls: the views compared at once, or, for a queue whose calls are awaited, once it settled. */
+  #after(label: string): void {
+    if (this.awaiting === undefined) this.views(label);
+    else this.#last = label;
+  }
+
+  /** {@link LifecycleRun.#call}, for the views. */
+  readonly #caller = (label: string, thunk: () => unknown): unknown => this.#call(label, thunk);
+
+  /**
    * [§14.5]: consumers only take, so every item in flight is held by a consumer whose take resolved with it; one
    * more in flight, after an abort, was handed to a take that its signal withdrew, and is lost.
    */
-  #swallowed(): void {
-    const shown: unknown = this.queue.inFlight;
-    const inFlight = typeof shown === "function" ? this.#call("inFlight", () => shown.call(this.queue)) : shown;
+  #swallowed(inFlight: unknown): void {
     if (typeof inFlight !== "number" || inFlight <= this.#held) return;
     if (!this.#takes.some((record) => record.take.state === "rejected")) return;
     const held = `the consumers hold ${this.#held}`;
@@ -86,20 +126,24 @@ export class LifecycleRun {
 
   /** Compares the views the queue shows with the model's. */
   views(after: string): void {
-    const model = this.model.queue;
-    const wrong: string[] = [];
-    let swallowed = false;
-    for (const view of lifecycleViews) {
-      if (view === "waiting" && !this.features.time) continue;
-      const shown: unknown = this.queue[view];
-      const actual = typeof shown === "function" ? this.#call(view, () => shown.call(this.queue)) : shown;
-      if (actual === undefined) continue;
-      this.seen.add(view);
-      const expected = model[view];
-      if (actual === expected) continue;
-      wrong.push(`${view} is ${showValue(actual)}, not ${showValue(expected)}`);
-      swallowed ||= view === "inFlight" && (actual as number) > model.inFlight;
-    }
+    this.#compareViews(after, readViews(this.queue, this.features.time, this.#caller));
+  }
+
+  /** The views of a queue whose calls are awaited; a view that rejects breaks the rule of answers. */
+  #awaitViews(): Promise<Shown> {
+    return awaitViews(this.queue, this.features.time, this.#caller, (view, error) =>
+      this.run.fail(rules.answers, `${view} rejected with ${showValue(error)}`),
+    );
+  }
+
+  /** How the views shown differ from the model's. */
+  #viewDiff(shown: Shown): { wrong: string[]; swallowed: boolean } {
+    return viewDiff(this.model.queue, shown, this.seen);
+  }
+
+  /** Compares the views shown with the model's. */
+  #compareViews(after: string, shown: Shown): void {
+    const { wrong, swallowed } = this.#viewDiff(shown);
     if (wrong.length === 0) return;
     // §14.5: consumers only take, so an item in flight that no take resolved with was swallowed by an aborted take.
     const aborted = this.#takes.some((record) => record.take.state === "rejected");
@@ -112,14 +156,12 @@ export class LifecycleRun {
       step[0] === "add" ? `add(${showValue(step[1])})` : `addAfter(${showValue(step[1])}, ${step[2]})`;
     const act = (step: Production) => () => {
       const label = labelOf(step);
-      if (step[0] === "add") {
-        this.#call(label, () => this.queue.add(step[1]));
-        this.model.add(step[1]);
-      } else {
-        this.#call(label, () => this.queue.addAfter?.(step[1], step[2]));
-        this.model.addAfter(step[1], step[2]);
-      }
-      this.views(label);
+      const call = () => (step[0] === "add" ? this.queue.add(step[1]) : this.queue.addAfter?.(step[1], step[2]));
+      return this.#make(label, call, () => {
+        if (step[0] === "add") this.model.add(step[1]);
+        else this.model.addAfter(step[1], step[2]);
+        this.#after(label);
+      });
     };
     this.run.sequence(steps.map((step) => [`producer ${p + 1}: ${labelOf(step)}`, act(step)]));
   }
@@ -146,8 +188,10 @@ export class LifecycleRun {
       this.run.note(`  ${who}: take() #${take.id}${signal.aborted ? ", its signal already aborted" : ""}`);
       const item = await promise.catch(() => null);
       this.run.note(`  ${who}'s take #${take.id} ${item === null ? "rejected" : `resolved with ${showValue(item)}`}`);
-      this.#fail(compareTake(record));
-      this.views(`${who}'s take #${take.id}`);
+      if (this.awaiting === undefined) {
+        this.#fail(compareTake(record));
+        this.views(`${who}'s take #${take.id}`);
+      }
       if (item === null && this.#ending) return;
       if (item === null) this.#controllers[c] = this.run.controller(`${who}'s signal`);
       else if (item === undefined) return;
@@ -173,31 +217,52 @@ export class LifecycleRun {
       this.run.note(
         `  ${who}'s step #${take.id} ${item === null ? "rejected" : item === undefined ? "ended the loop" : `gave ${showValue(item)}`}`,
       );
-      this.#fail(compareTake(record));
-      this.views(`${who}'s step #${take.id}`);
+      if (this.awaiting === undefined) {
+        this.#fail(compareTake(record));
+        this.views(`${who}'s step #${take.id}`);
+      }
       if (item === null || item === undefined) return;
       await this.#finish(who, item, consumer.outcomes[handled++ % consumer.outcomes.length] ?? "forget");
     }
     this.run.note(`  ${who} leaves the loop`);
     await promised(async () => iterator.return?.()).catch(() => {});
-    this.views(`${who} left the loop`);
+    this.#after(`${who} left the loop`);
   }
 
   /** Finishes an item: `forget` or `retry` it, then `done` it, on both sides. */
   #finish(who: string, item: string, outcome: "forget" | "retry"): Promise<void> {
+    const done = () =>
+      this.#make(
+        "done",
+        () => this.queue.done(item),
+        () => {
+          this.#held--;
+          this.model.done(item);
+          this.#after(`done(${showValue(item)})`);
+        },
+      );
+    // Chained, not awaited: with a queue answering at once, the three calls are one step, with nothing between them.
     return this.run.at(`${who}: ${outcome}(${showValue(item)}), done(${showValue(item)})`, () => {
       if (outcome === "forget") {
-        this.#call("forget", () => this.queue.forget(item));
-        this.model.queue.forget(item);
-      } else {
-        const [actual, expected] = [this.#call("retry", () => this.queue.retry(item)), this.model.retry(item)];
-        if (actual !== expected)
-          this.run.fail(rules.answers, `retry(${showValue(item)}) answered ${showValue(actual)}, not ${expected}`);
+        return this.#make(
+          "forget",
+          () => this.queue.forget(item),
+          () => {
+            this.model.queue.forget(item);
+            return done();
+          },
+        );
       }
-      this.#call("done", () => this.queue.done(item));
-      this.#held--;
-      this.model.done(item);
-      this.views(`done(${showValue(item)})`);
+      return this.#make(
+        "retry",
+        () => this.queue.retry(item),
+        (actual) => {
+          const expected = this.model.retry(item);
+          if (actual !== expected)
+            this.run.fail(rules.answers, `retry(${showValue(item)}) answered ${showValue(actual)}, not ${expected}`);
+          return done();
+        },
+      );
     });
   }
 
@@ -214,15 +279,20 @@ export class LifecycleRun {
     if (current !== undefined) this.model.abort(current.take);
   }
 
-  /** A shutdown: `shutDown` if offered, or else a drain. */
-  shutDown(label: string): void {
+  /** A shutdown: `shutDown` if offered, or else a drain; for a queue whose calls are awaited, a promise. */
+  shutDown(label: string): unknown {
     if (!this.features.shutDown) {
       this.drain(label, false);
       return;
     }
-    this.#call(label, () => this.queue.shutDown?.());
-    this.model.shutDown();
-    this.views(label);
+    return this.#make(
+      label,
+      () => this.queue.shutDown?.(),
+      () => {
+        this.model.shutDown();
+        this.#after(label);
+      },
+    );
   }
 
   /** A drain with a fresh signal, aborted later (when the scheduler says) if `aborts`. */
@@ -237,7 +307,7 @@ export class LifecycleRun {
     const record: DrainRecord = { name, drain, signal: controller.signal, tracked: track(promise) };
     this.#drains.push(record);
     this.#drainControllers.set(record, controller);
-    this.views(name);
+    this.#after(name);
     if (aborts) this.run.at(`abort ${name}`, () => this.#withdraw(record, `abort ${name}`));
   }
 
@@ -250,32 +320,59 @@ export class LifecycleRun {
   advance(ms: number): void {
     this.#call(`advance(${ms})`, () => this.clock?.advance(ms));
     this.model.advance(ms);
-    this.views(`advance(${ms})`);
+    this.#after(`advance(${ms})`);
+  }
+
+  /** Lets the scheduler release every task, and what they lead to, one after the other. */
+  #idle(s: fc.Scheduler): Promise<void> {
+    return this.awaiting === undefined ? s.waitIdle() : drive(s, this.#settling, this.awaiting);
+  }
+
+  /** The run, as settling an awaited queue reads it. */
+  get #settling(): Settling {
+    return {
+      run: this.run,
+      queue: this.queue,
+      last: () => this.#last,
+      callsSettled: () => this.#callsAgree() || this.#callsSettledWrong(),
+      brokenCalls: () => [...this.#takes.map(compareTake), ...this.#drains.map(compareDrain)].filter((b) => !!b),
+      awaitViews: () => this.#awaitViews(),
+      viewsAgree: (shown) => this.#viewDiff(shown).wrong.length === 0,
+      compare: (shown, broken) => {
+        this.#swallowed(shown.inFlight);
+        for (const b of broken) this.#fail(b);
+        this.#compareCalls();
+        this.#compareViews(this.#last, shown);
+      },
+    };
   }
 
   /** Ends the run: shuts down (or withdraws the takes of a queue without shutdown), lets time run out, checks. */
   async end(s: fc.Scheduler): Promise<void> {
-    await s.waitIdle();
+    await this.#idle(s);
     // What the run left behind is checked before the last shutdown settles the takes that still wait: an item an
     // aborted take swallowed shows as one in flight that no consumer holds, not as a take that shutDown answered.
+    // (An awaited queue was checked when it settled.)
     await flush();
-    this.run.check();
+    if (this.awaiting === undefined) this.run.check();
     if (!this.model.queue.shuttingDown) {
       this.run.note("▸ (end of the run) the last shutdown");
-      if (this.features.shutDown || this.features.drain) this.shutDown("the last shutDown()");
-      else {
+      if (this.features.shutDown || this.features.drain) {
+        const shut = this.shutDown("the last shutDown()");
+        if (shut !== undefined) await shut;
+      } else {
         this.#ending = true;
         for (const c of this.#controllers.keys()) this.#abort(c, new Error("end of the run"));
       }
-      await s.waitIdle();
+      await this.#idle(s);
     }
     if (this.clock !== undefined && this.model.queue.waiting > 0) {
       this.run.note(`▸ (end of the run) advance(${endOfTime})`);
       this.advance(endOfTime);
-      await s.waitIdle();
+      await this.#idle(s);
     }
     await flush();
-    this.run.check();
+    if (this.awaiting === undefined) this.run.check();
     // Consumers that stopped may rightly have left items queued: the drains that still wait are withdrawn, and
     // each must then let go of its signal.
     for (const d of this.#drains) if (d.tracked.state === "pending") this.#withdraw(d, "end of the run");

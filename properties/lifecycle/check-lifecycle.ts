@@ -9,7 +9,7 @@ import { OptionError } from "../core/errors.js";
 import { freshSeed, qualifyBase } from "../core/options.js";
 import { encodeLifecycleReplay, readLifecycleReplay } from "../core/replay.js";
 import { defaultShrinkRuns, ShrinkBudget, type ShrinkStop } from "../core/shrink-budget.js";
-import { LifecycleRun, lifecycleViews } from "./actors.js";
+import { LifecycleRun } from "./actors.js";
 import { type LifecycleRule, lifecycleRules } from "./rules.js";
 import { LifecycleViolation, Run } from "./run.js";
 import {
@@ -19,6 +19,8 @@ import {
   type LifecycleSubject,
   lifecycleScenario,
 } from "./scenario.js";
+import type { Awaiting } from "./settle.js";
+import { lifecycleViews } from "./views.js";
 
 /**
  * Options of {@link checkLifecycle}.
@@ -65,6 +67,24 @@ export interface LifecycleOptions {
    * queue, the only limit that depends on the machine. @defaultValue 120000
    */
   readonly shrinkTimeMs?: number | undefined;
+  /**
+   * Whether the queue's calls answer promises, as a queue over a database does: the check then awaits each call
+   * (the model makes it when the queue's promise settled), reads the views by awaiting them, and releases the next
+   * step only once the queue settled — its takes, drains and views agree with the model's, or `timeoutMs` passed,
+   * when they are compared. @defaultValue `false`: each call takes effect when it is made (an in-process queue)
+   */
+  readonly awaitCalls?: boolean | undefined;
+  /**
+   * With `awaitCalls`: how long, after each step, the check waits for the queue to settle, in milliseconds.
+   * @defaultValue 5000
+   */
+  readonly timeoutMs?: number | undefined;
+  /**
+   * Whether the queue hands out leases ([docs/spec.md §20.10](../../docs/spec.md#§20-leases-on-postgresql)): while it is shutting down, a take with nothing
+   * queued also waits while an item is in flight, and resolves with `undefined` at the `done` of the last one (§14.2).
+   * @defaultValue `false`
+   */
+  readonly leases?: boolean | undefined;
 }
 
 /**
@@ -134,10 +154,11 @@ async function runLifecycle(
   features: Features,
   clock: ClockModel | undefined,
   seen: Set<string>,
+  awaiting: Awaiting | undefined,
 ): Promise<void> {
   const run = new Run(s);
   try {
-    const it = new LifecycleRun(run, scenario, queue, features, clock, seen);
+    const it = new LifecycleRun(run, scenario, queue, features, clock, seen, awaiting);
     for (const [p, steps] of scenario.producers.entries()) it.produce(steps, p);
     for (const [c, consumer] of scenario.consumers.entries()) it.consume(consumer, c);
     if (scenario.shutDown === "shutDown") run.at("shutDown()", () => it.shutDown("shutDown()"));
@@ -155,7 +176,11 @@ async function runLifecycle(
 }
 
 /** What a queue offers, and what it lacks. */
-function featuresOf(queue: LifecycleSubject, time: boolean): { features: Features; missing: string[] } {
+function featuresOf(
+  queue: LifecycleSubject,
+  time: boolean,
+  leases: boolean,
+): { features: Features; missing: string[] } {
   const has = (name: PropertyKey) => typeof (queue as unknown as Record<PropertyKey, unknown>)[name] === "function";
   for (const verb of ["add", "done", "retry", "forget", "take", ...(time ? ["addAfter"] : [])]) {
     if (!has(verb)) throw new OptionError(`The queue has no \`${verb}\` method, which the lifecycle check needs`);
@@ -165,6 +190,7 @@ function featuresOf(queue: LifecycleSubject, time: boolean): { features: Feature
     drain: has("shutDownWithDrain"),
     iterate: has(Symbol.asyncIterator),
     time,
+    leases,
   };
   const missing = [
     ...(features.shutDown ? [] : ["shutDown"]),
@@ -200,12 +226,13 @@ export async function checkLifecycle(
   options: LifecycleOptions = {},
 ): Promise<LifecycleReport> {
   const qualified = { ...qualifyBase(options), shrinkRuns: options.shrinkRuns ?? defaultShrinkRuns };
-  const { time } = qualified;
+  const { time, timeoutMs } = qualified;
+  const awaiting: Awaiting | undefined = options.awaitCalls === true ? { timeoutMs } : undefined;
   const make = async () => {
     const clock = time ? new ClockModel() : undefined;
     return { clock, queue: await factory({ maxRetries: 1, ...(clock ? { clock } : {}) }) };
   };
-  const { features, missing } = featuresOf((await make()).queue, time);
+  const { features, missing } = featuresOf((await make()).queue, time, options.leases === true);
   const replay = options.replay === undefined ? undefined : readLifecycleReplay(options.replay, time);
   const seed = replay?.seed ?? options.seed ?? freshSeed();
   const seen = new Set<string>();
@@ -218,7 +245,7 @@ export async function checkLifecycle(
     const clock = time ? new ClockModel() : undefined;
     const queue = await factory({ maxRetries: scenario.maxRetries, ...(clock ? { clock } : {}) });
     try {
-      await runLifecycle(s, scenario, queue, features, clock, seen);
+      await runLifecycle(s, scenario, queue, features, clock, seen, awaiting);
     } catch (error) {
       budget ??= new ShrinkBudget(qualified.shrinkRuns, "runs", qualified.shrinkTimeMs);
       if (error instanceof LifecycleViolation) last = { violation: error, scheduler: s };

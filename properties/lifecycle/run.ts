@@ -9,6 +9,11 @@ import { showValue } from "../core/render.js";
 import { flush } from "../core/turns.js";
 import { type LifecycleRule, lifecycleRules as lifecycle } from "./rules.js";
 
+/** Whether `value` is a promise, or like one. */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | undefined)?.then === "function";
+}
+
 /** A broken invariant, with everything needed to read it: what, where, and the interleaving that led there. */
 export class LifecycleViolation extends Error {
   constructor(
@@ -37,6 +42,8 @@ export class Run {
   #violation: { invariant: LifecycleRule; detail: string } | undefined;
   readonly #unhandled: unknown[] = [];
   readonly #signals: [string, AbortSignal][] = [];
+  /** The actions released that answered a promise and have not settled yet: a queue whose calls are awaited. */
+  readonly #busy = new Set<PromiseLike<unknown>>();
   readonly #onUnhandled = (reason: unknown) => {
     this.#unhandled.push(reason);
   };
@@ -52,6 +59,11 @@ export class Run {
     this.note(`  ✗ ${detail}`);
   }
 
+  /** Whether a rule broke already. */
+  get failed(): boolean {
+    return this.#violation !== undefined;
+  }
+
   /** Logs an event. */
   note(line: string): void {
     this.log.push(line);
@@ -65,12 +77,13 @@ export class Run {
   }
 
   /** Lets the scheduler decide when `action` runs: a task labelled `label`, preceded by the step check. */
-  at<V>(label: string, action: () => V): Promise<V> {
-    return this.scheduler.schedule(Promise.resolve(), label).then(() => this.#step(label, action));
+  at<V>(label: string, action: () => V): Promise<Awaited<V>> {
+    const released = this.scheduler.schedule(Promise.resolve(), label).then(() => this.#step(label, action));
+    return released as Promise<Awaited<V>>; // a promise the action answers is followed, as `then` does
   }
 
   /** Like {@link Run.at} for actions that must run one after the other, as a producer's adds do. */
-  sequence(steps: readonly (readonly [label: string, action: () => void])[]): void {
+  sequence(steps: readonly (readonly [label: string, action: () => unknown])[]): void {
     const builders = steps.map(([label, action]) => ({ label, builder: async () => this.#step(label, action) }));
     this.scheduler.scheduleSequence(builders);
   }
@@ -78,7 +91,34 @@ export class Run {
   #step<V>(label: string, action: () => V): V {
     this.note(`▸ ${label}`);
     this.check();
-    return action();
+    const result = action();
+    if (isThenable(result)) {
+      this.#busy.add(result);
+      const settled = () => this.#busy.delete(result);
+      result.then(settled, settled);
+    }
+    return result;
+  }
+
+  /**
+   * Waits until every action released so far that answered a promise has settled, then a turn more, so that what
+   * followed from them ran — at most `timeoutMs`, after which it answers `false`.
+   */
+  async settle(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      while (this.#busy.size > 0) {
+        const settled = await Promise.race([Promise.allSettled([...this.#busy]).then(() => true), late]);
+        if (!settled) return false;
+      }
+      await flush();
+      return true;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**

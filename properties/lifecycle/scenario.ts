@@ -21,7 +21,8 @@ export interface LifecycleWaitOptions {
  * What a queue must offer for {@link checkLifecycle}: the verbs of [docs/spec.md §4](../../docs/spec.md#§4)–[§8](../../docs/spec.md#§8) but `get`, and `take` ([§14](../../docs/spec.md#§14-waiting-for-work)).
  * The rest is optional and checked when offered: `shutDown` ([§12](../../docs/spec.md#§12-shutdown)), `shutDownWithDrain` ([§13](../../docs/spec.md#§13-draining)), `for await` ([§14.7](../../docs/spec.md#§14-waiting-for-work)),
  * `addAfter` ([§17](../../docs/spec.md#§17-delayed-adds), with `time`) and the views. Each call must take effect when it is made (an in-process queue); a
- * take's or a drain's promise settles when the queue says.
+ * take's or a drain's promise settles when the queue says. With the check's `awaitCalls`, the calls and views may
+ * answer promises instead (a queue over a database), which the check awaits.
  *
  * @example
  * ```ts
@@ -51,7 +52,7 @@ export interface LifecycleSubject {
    *
    * @param item - An item a take resolved with.
    */
-  retry(item: string): boolean;
+  retry(item: string): boolean | PromiseLike<boolean>;
   /**
    * [docs/spec.md §8](../../docs/spec.md#§8).
    *
@@ -79,16 +80,22 @@ export interface LifecycleSubject {
    * @param delayMs - 1, 2 or 3.
    */
   addAfter?(item: string, delayMs: number): unknown;
+  /**
+   * With `awaitCalls`: a promise that resolves once none of the queue's calls is in progress — a take or a drain
+   * that sleeps until woken is not — so that the check releases the next step only then: a take still making its
+   * first look when the next step queues an item could otherwise be overtaken by a later one.
+   */
+  idle?(): PromiseLike<void>;
   /** [docs/spec.md §14.7](../../docs/spec.md#§14-waiting-for-work): `for await`. */
   [Symbol.asyncIterator]?(): AsyncIterator<string>;
-  /** [docs/spec.md §9.1](../../docs/spec.md#§9-views), as a property, a getter or a method. */
-  readonly size?: number | (() => number);
+  /** [docs/spec.md §9.1](../../docs/spec.md#§9-views), as a property, a getter or a method (answering a promise, with `awaitCalls`). */
+  readonly size?: number | (() => number | PromiseLike<number>);
   /** [docs/spec.md §9.2](../../docs/spec.md#§9-views), likewise. */
-  readonly inFlight?: number | (() => number);
+  readonly inFlight?: number | (() => number | PromiseLike<number>);
   /** [docs/spec.md §12.2](../../docs/spec.md#§12-shutdown), likewise. */
-  readonly shuttingDown?: boolean | (() => boolean);
+  readonly shuttingDown?: boolean | (() => boolean | PromiseLike<boolean>);
   /** [docs/spec.md §17.6](../../docs/spec.md#§17-delayed-adds), likewise, with `time`. */
-  readonly waiting?: number | (() => number);
+  readonly waiting?: number | (() => number | PromiseLike<number>);
 }
 
 /**
@@ -104,6 +111,8 @@ export interface Features {
   readonly drain: boolean;
   readonly iterate: boolean;
   readonly time: boolean;
+  /** Whether takes wait, while shutting down, for the items in flight too (docs/spec.md §20.10). */
+  readonly leases: boolean;
 }
 
 /** What a producer does, one step after the other. */

@@ -492,7 +492,9 @@ export class PostgresWorkQueue {
       const views = await this.#views("take");
       // §14.2, §17.7, §20.10: no more work only when nothing waits and no lease is live, whose expiry would queue
       // its item again with nobody left to take it (a holder that died during a drain)
-      if (views.shuttingDown && views.waiting + views.inFlight === 0) return { found: true, value: undefined };
+      // (what is queued too: an item queued between the get and the views, by a done that requeued it, is the take's)
+      if (views.shuttingDown && views.size + views.waiting + views.inFlight === 0)
+        return { found: true, value: undefined };
       return { found: false, nextEvent: views.nextEvent };
     });
   }

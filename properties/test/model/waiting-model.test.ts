@@ -57,3 +57,24 @@ test("an already aborted take is rejected and takes nothing; an abort of a settl
   model.done("a");
   expect(model.drained).toBe(true);
 });
+
+test("§14.2, §20.10: with leases, a take while shutting down waits while an item is in flight, gets what its done requeues, and the done of the last one ends it", () => {
+  for (const leases of [false, true]) {
+    const model = new WaitingModel<string>({ maxRetries: 1, leases });
+    model.add("a");
+    model.add("b");
+    model.take();
+    model.take(); // "a" and "b" in flight
+    model.add("a"); // dirty: its done queues it again
+    model.shutDown();
+    const waits = model.take();
+    expect(waits.state).toBe(leases ? "waiting" : "resolved");
+    model.done("a");
+    expect([waits.state, waits.item]).toEqual(["resolved", leases ? "a" : undefined]);
+    const last = model.take();
+    model.done("a");
+    expect(last.state).toBe(leases ? "waiting" : "resolved");
+    model.done("b"); // the last item in flight
+    expect([last.state, last.item]).toEqual(["resolved", leases ? undefined : "a"]); // without, it took "a" at once
+  }
+});

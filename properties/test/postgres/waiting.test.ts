@@ -230,3 +230,30 @@ test("§14.2, §20.10: while shutting down, a take waits while one item waits an
   expect(await queue.take()).toBeUndefined();
   await queue.close();
 });
+
+test("§14.2: while shutting down, a take whose get found nothing does not answer undefined when a done requeued the item before its views", async () => {
+  // The done runs when the take sends its views, after its get found nothing: the views then show the item queued
+  // and nothing in flight. Found by checkLifecycle (properties/test/postgres/lifecycle.test.ts).
+  let between: (() => Promise<void>) | undefined;
+  const hooked = new Proxy(pool, {
+    get(target, key) {
+      if (key !== "query") return Reflect.get(target, key, target);
+      return async (text: string, values?: unknown[]) => {
+        const run = /\.views\(/.test(text) ? between : undefined;
+        between = run === undefined ? between : undefined;
+        await run?.();
+        return target.query(text, values);
+      };
+    },
+  });
+  const queue = new PostgresWorkQueue({ pool: hooked, schema, name: freshName(), maxRetries: 1, pollMs: 60_000 });
+  await queue.add("a");
+  const lease = await queue.get();
+  await queue.add("a"); // in flight: marked dirty, queued again by its done
+  await queue.shutDown();
+  between = () => queue.done(lease as NonNullable<typeof lease>);
+  const taken = await queue.take();
+  expect([taken?.item, between]).toEqual(["a", undefined]);
+  await queue.done(taken as NonNullable<typeof taken>);
+  await queue.close();
+});
