@@ -45,7 +45,8 @@ const cases: [TimedDefect, string, Profile][] = [
 /**
  * The runs within which each seed must find its defect, of the default 100 (the independence probe's 2 included):
  * a few dozen. The slowest case was `retry clears the dirty mark` over the protocol's options, found at run 34 (seed
- * 10 robust, seed 1 contract); `forget keeps the backoff` was found within 8 runs in every seed (within 88 before the flaky items).
+ * 10 robust, seed 1 contract); `forget keeps the backoff` was found within 8 runs in every seed (within 88 before
+ * the flaky items).
  */
 const foundWithin = 50;
 
