@@ -40,6 +40,8 @@ const include = [
   "properties/test/postgres/setup.test.ts",
   "properties/test/postgres/lease-workers.test.ts",
   "properties/test/postgres/batching.test.ts",
+  "properties/test/postgres/set-based.test.ts",
+  "properties/test/postgres/done-due.test.ts",
   "properties/test/postgres/metrics.test.ts",
   "properties/test/postgres/notifications.test.ts",
   "properties/test/postgres/prefetch.test.ts",

@@ -13,6 +13,7 @@ import {
   type QueueCommand,
   TieCommand,
 } from "./commands.js";
+import { FlakyCommand } from "./flaky.js";
 import { MacroCommand, type MacroKind } from "./macros.js";
 import type { Backoff } from "./operation.js";
 import type { ItemUniverse } from "./universes.js";
@@ -81,17 +82,26 @@ const step: fc.Arbitrary<number> = fc.oneof(
 
 /**
  * The backoff of a timed run ([docs/spec.md §18.2](../../docs/spec.md#§18-backoff-and-rate-limiters)): none in a
- * fifth of the runs, otherwise small bases and caps, fractions among them, so that successive backoffs of one item
- * (`baseMs`, twice that, …) fall between whole milliseconds and reach the cap within a few failures.
+ * fifth of the runs, otherwise small bases, fractions among them, so that successive backoffs of one item (`baseMs`,
+ * twice that, …) fall between whole milliseconds. Three times in four the cap is 2, 4, 8 or 32 times the base, so
+ * that the backoff doubles at least once, as a real one does, before it reaches the cap within a few failures: a
+ * queue that counts the failures wrongly (or does not restart from the base after a `forget`) waits too long only
+ * while the backoff still grows. Otherwise a cap drawn on its own: below the base, zero, between two doublings or
+ * out of reach.
  */
 const backoff: fc.Arbitrary<Backoff | undefined> = fc.oneof(
   { weight: 1, arbitrary: fc.constant(undefined) },
   {
     weight: 4,
-    arbitrary: fc.record({
-      baseMs: fc.constantFrom(1, 2, 0.5, 0, 5, 1.5, 0.25),
-      maxMs: fc.constantFrom(4, 1, 0, 40, 1_000_000, 2.5, 0.75),
-    }),
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom(1, 2, 0.5, 5, 1.5, 0.25, 0),
+        fc.oneof(
+          { weight: 3, arbitrary: fc.constantFrom(4, 2, 8, 32).map((doublings) => ({ doublings })) },
+          { weight: 1, arbitrary: fc.constantFrom(4, 1, 0, 40, 1_000_000, 2.5, 0.75).map((maxMs) => ({ maxMs })) },
+        ),
+      )
+      .map(([baseMs, cap]) => ({ baseMs, maxMs: "maxMs" in cap ? cap.maxMs : baseMs * cap.doublings })),
   },
 );
 
@@ -234,6 +244,15 @@ export function command(
   ];
   if (delays === undefined) return fc.oneof(...untimed);
   const { addAfter, tie, advance, toDue } = timed(profile, item, delays);
+  // One item failing and succeeding by turns, up to 6 rounds, the clock landing on its due times (or just before
+  // or past them): random calls seldom take an item again between two backed-off retries with a `forget` between.
+  const flaky = fc
+    .tuple(
+      valid,
+      fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }),
+      fc.constantFrom<Landing>("on", "on", "before", "past"),
+    )
+    .map(([x, failures, landing]): QueueCommand => new FlakyCommand(x, failures, landing));
   // With time, `forget` comes up as often as `retry`, half the time of an item held, as a caller forgets an item
   // it processed: so that a forget falls between the backed-off retries of one item (the next backoff starts from
   // baseMs again, §8.1, §18.2).
@@ -244,6 +263,7 @@ export function command(
     { weight: 1, arbitrary: tie },
     { weight: 1, arbitrary: advance },
     { weight: 2, arbitrary: toDue },
+    { weight: 2, arbitrary: flaky },
     // Under the contract profile half as often: its held retries already back items off, and leave them in flight
     // and waiting for the rarest transitions (an addAfter of such an item after the shutdown) to come up.
     {

@@ -112,6 +112,18 @@ function dueTimes(model: Readonly<WorkQueueModel<unknown>>): number[] {
 export type Landing = "on" | "before" | "past";
 
 /**
+ * The time at which the clock lands relative to `due`, one of the model's due times: `due` itself, halfway between
+ * the due time before it (or now) and it, or halfway between it and the next (or one millisecond past it). Halves of
+ * dyadic times are dyadic, so the step is exact.
+ */
+export function landingTime(model: Readonly<WorkQueueModel<unknown>>, due: number, landing: Landing): number {
+  if (landing === "on") return due;
+  const dues = dueTimes(model);
+  if (landing === "before") return ((dues.filter((at) => at < due).pop() ?? model.now) + due) / 2;
+  return (due + (dues.find((at) => at > due) ?? due + 1)) / 2;
+}
+
+/**
  * An `advance` that lands on, just before or just past the `pick`-th due time of the waiting items, counted modulo
  * how many there are ([docs/spec.md §17.5](../../docs/spec.md#§17-delayed-adds)): random steps rarely land exactly on a due time, or between two
  * successive backoffs of one item, which is where a queue that falls due late, early or in the wrong order shows it.
@@ -131,11 +143,7 @@ export class AdvanceToDueCommand implements QueueCommand {
   /** Resolves the step from the model's due times, records the `advance` and applies it to the model. */
   run(model: WorkQueueModel<unknown>, planning: Planning): void {
     const dues = dueTimes(model);
-    const index = this.pick % dues.length;
-    const due = dues[index] as number;
-    const previous = index === 0 ? model.now : (dues[index - 1] as number);
-    const next = dues[index + 1] ?? due + 1;
-    const at = this.landing === "on" ? due : this.landing === "before" ? (previous + due) / 2 : (due + next) / 2;
+    const at = landingTime(model, dues[this.pick % dues.length] as number, this.landing);
     record(model, planning, { verb: "advance", ms: at - model.now });
   }
 

@@ -47,8 +47,9 @@ function watched(driver: Driver, seen: Set<string>): Driver {
  *
  * It works in phases. The survey draws all `runs` sequences from the seed and runs them in order, with runs
  * started ahead when the driver allows (over a pipe, the implementation computes while the gate verifies). If a
- * run fails, fast-check runs that same sequence again, by its path, and shrinks it; then calls are removed from
- * the shrunk plan while it still fails (see `minimize.ts`). A replay skips the survey.
+ * run fails, fast-check runs that same sequence again, by its path, and shrinks it; then its macros' counts are cut
+ * (see `compact.ts`) and calls are removed from the shrunk plan while it still fails (see `minimize.ts`). A replay
+ * skips the survey.
  *
  * An error thrown by the driver itself, rather than an answer of the implementation, stops the check at once and
  * is rethrown, unshrunk.

@@ -1,6 +1,7 @@
 /**
  * The shrinking of a check's failure: fast-check runs the failing sequence again, by its path, and shrinks it
- * within the budget of work; calls are then removed from the shrunk plan while it still fails (`minimize.ts`), a
+ * within the budget of work; the counts of its macros are cut while it still fails (`compact.ts`), then calls are
+ * removed from the shrunk plan while it still fails (`minimize.ts`), a
  * wrong size is told apart (`diagnose.ts`), and the result runs once more on another fresh queue. A replay follows
  * its token's path and makes exactly the removals the original made, so that it prints the same counterexample.
  */
@@ -10,6 +11,7 @@ import type { Driver } from "../core/driver.js";
 import { encodeReplay, type Replay } from "../core/replay.js";
 import { ShrinkBudget } from "../core/shrink-budget.js";
 import { type Violation, verifyStarted } from "../core/verify.js";
+import { compact } from "./compact.js";
 import { diagnose } from "./diagnose.js";
 import { minimize } from "./minimize.js";
 import { type QualifiedOptions, tokenOptions } from "./options.js";
@@ -117,12 +119,24 @@ export async function shrink(
   // concrete plan goes further, within what is left of the budget. A replay makes exactly the removals the
   // original made, so it prints the same counterexample however long either took.
   const compare = { compareMessages: options.compareMessages };
+  // What repeats goes first: the macros' counts, each attempt planned again on the model (`compact.ts`); then
+  // single calls. A replay makes the same removals of both, in the same order.
+  const compacted =
+    input === undefined
+      ? { violation: details.errorInstance.counterexample, removals: 0, runs: 0, commands: 0 }
+      : await compact(
+          input,
+          details.errorInstance.counterexample,
+          driver,
+          compare,
+          replay === undefined ? { budget } : { removals: replay.removals },
+        );
   const minimized = await minimize(
-    details.errorInstance.counterexample,
+    compacted.violation,
     driver,
     options.profile,
     compare,
-    replay === undefined ? { budget } : { removals: replay.removals },
+    replay === undefined ? { budget } : { removals: replay.removals - compacted.removals },
   );
   const diagnosed = await diagnose(minimized.violation, driver);
   // Run once more on another fresh queue: a counterexample that passes there depends on more than its calls.
@@ -140,19 +154,19 @@ export async function shrink(
   const again = tokenOf(options, {
     path: details.counterexamplePath ?? path,
     replayPath: input === undefined ? "" : replayPathOf(input),
-    removals: minimized.removals,
+    removals: compacted.removals + minimized.removals,
     minimal,
   });
   return {
     ...shrunk,
     detail,
-    shrinks: details.numShrinks + minimized.removals,
+    shrinks: details.numShrinks + compacted.removals + minimized.removals,
     minimal,
     ...(replay === undefined && budget.stoppedBy !== undefined ? { stoppedBy: budget.stoppedBy } : {}),
     shrinkMs: performance.now() - shrinkStart,
     ...limitsOf(options),
-    shrinkRuns: tally.shrinkRuns + minimized.runs + diagnosed.runs,
-    shrinkCommands: tally.shrinkCommands + minimized.commands + diagnosed.commands,
+    shrinkRuns: tally.shrinkRuns + compacted.runs + minimized.runs + diagnosed.runs,
+    shrinkCommands: tally.shrinkCommands + compacted.commands + minimized.commands + diagnosed.commands,
     replay: again,
   };
 }

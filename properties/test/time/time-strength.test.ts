@@ -96,12 +96,12 @@ const cases: [TimedDefect, InvariantId[], number, RegExp][] = [
     1,
     /^addAfter\((.+), (0|-[\d.]+)\) must be add\(\1\), as its delay is not positive, but size is 0 \(expected 1\), waiting is 1 \(expected 0\)$/,
   ],
-  // addAfter(a, 0.125) throws.
+  // addAfter(a, 0.125) throws (or addAfter(a, -0.5), an add whose delay is not whole).
   [
     "whole delays only",
     ["add-after-errors"],
     1,
-    /^addAfter\(.+, [\d.]+\) throws RangeError: .*, but only an item that is undefined or null, or a delay that is not a finite number, throws$/,
+    /^addAfter\(.+, -?[\d.]+\) throws RangeError: .*, but only an item that is undefined or null, or a delay that is not a finite number, throws$/,
   ],
   // addAfter(a, 0.5), advance(0.5): size 0, not 1; or, past the due time, only the queue duration shows it.
   [
@@ -133,18 +133,28 @@ const cases: [TimedDefect, InvariantId[], number, RegExp][] = [
   ["gauges on a ticker", ["metrics"], 3, /the metric /],
 ];
 
+/**
+ * The runs within which each defect must be found, of the 2,000 allowed (the independence probe's 2 included): a
+ * tenth, where the issue asked for "under 10 s" on a loaded 2-core machine. Speed itself is not asserted (it is
+ * measured in docs/performance.md); the runs are the same on every machine. At the fixed seed every row is found
+ * within 12 runs; over seeds 1 to 10 the slowest was `backoff overflows`, at run 188 (it needs a deep run whose
+ * `maxRetries` passes 32).
+ */
+const foundWithin = 200;
+
 for (const [defect, rules, shortest, detail] of cases) {
-  test(`the gate rejects a timed queue whose defect is: ${defect}, naming ${rules.join(" or ")}, within 1.5 times its shortest counterexample`, async () => {
+  test(`the gate rejects a timed queue whose defect is: ${defect}, naming ${rules.join(" or ")}, within ${foundWithin} runs and 1.5 times its shortest counterexample`, async () => {
     const started = performance.now();
     const report = await checkConformance((o) => new TimedQueue(o, defect), { ...options, shrinkTimeMs: 600_000 });
     const found = formatReport(report, (token) => `WORKQUEUE_REPLAY=${token}`);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     console.log(
-      `${defect}: ${report.counterexample?.steps.length} calls, ${report.counterexample?.invariant.id}, ${seconds} s: ${report.counterexample?.detail}`,
+      `${defect}: run ${report.runs}, ${report.counterexample?.steps.length} calls, ${report.counterexample?.invariant.id}, ${seconds} s: ${report.counterexample?.detail}`,
     );
     expect(report.verdict, found).toBe("does not conform");
     expect(rules, found).toContain(report.counterexample?.invariant.id);
     expect(report.counterexample?.steps.length, found).toBeLessThanOrEqual(Math.floor(shortest * 1.5));
     expect(report.counterexample?.detail, found).toMatch(detail);
+    expect(report.runs, found).toBeLessThanOrEqual(foundWithin);
   }, 180_000); // up to 2,000 runs and 500,000 calls of shrinking ("backoff overflows": 24 s loaded, once over 60 s)
 }

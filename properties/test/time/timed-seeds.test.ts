@@ -30,7 +30,7 @@ const settings: Record<string, ConformanceOptions> = {
  * `add(a)`, `retry(a)` with a backoff: waiting 1, not 0); `rounds due times up` takes 2, but only with a fractional
  * delay or step (`addAfter(a, 0.5)`, `advance(0.5)`); `forget keeps the backoff` takes 6, and only with a backoff whose
  * base is below its maximum (`retry(a)`, `advance` to its due time, `get()`, `forget(a)`, `retry(a)`, `advance` to
- * its due time: still waiting), which the workers' steps of timed runs reach (properties/core/worker-step.ts).
+ * its due time: still waiting), which the flaky items of timed runs reach (properties/core/flaky.ts).
  */
 const cases: [TimedDefect, string, Profile][] = [
   ["retry clears the dirty mark", "default", "robust"],
@@ -42,18 +42,26 @@ const cases: [TimedDefect, string, Profile][] = [
   ["forget keeps the backoff", "default", "robust"],
 ];
 
+/**
+ * The runs within which each seed must find its defect, of the default 100 (the independence probe's 2 included):
+ * a few dozen. The slowest case was `retry clears the dirty mark` over the protocol's options, found at run 34 (seed
+ * 10 robust, seed 1 contract); `forget keeps the backoff` was found within 8 runs in every seed (within 88 before
+ * the flaky items).
+ */
+const foundWithin = 50;
+
 test.each(cases)(
-  "the run finds a timed queue whose defect is: %s, in every one of 10 seeds (%s options, %s profile)",
+  `the run finds a timed queue whose defect is: %s, in every one of 10 seeds, within ${foundWithin} runs (%s options, %s profile)`,
   async (defect, setting, profile) => {
     const found: string[] = [];
     const missed: number[] = [];
     for (const seed of seeds) {
       const options = { ...settings[setting], profile, seed };
       const report = await checkConformance((o) => new TimedQueue(o, defect), options);
-      if (report.verdict === "conforms") missed.push(seed);
+      if (report.verdict === "conforms" || report.runs > foundWithin) missed.push(seed);
       else found.push(`seed ${seed}: run ${report.runs}, ${report.commands} calls`);
     }
     console.log(`${defect} (${setting}, ${profile}): ${found.join("; ")}`);
-    expect(missed, `seeds whose default run passes the queue: ${missed.join(", ")}`).toEqual([]);
+    expect(missed, `seeds that do not find the queue within ${foundWithin} runs: ${missed.join(", ")}`).toEqual([]);
   },
 );
