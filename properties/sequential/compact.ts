@@ -10,7 +10,7 @@ import type { Planning, QueueCommand } from "../core/commands.js";
 import type { Driver } from "../core/driver.js";
 import { MacroCommand } from "../core/macros.js";
 import { modelOf, type VerifyOptions, type Violation, verifyStarted } from "../core/verify.js";
-import type { MinimizeLimits } from "./minimize.js";
+import type { MinimizeLimits, Shrunk } from "./minimize.js";
 
 /** A generated command, unwrapped from fast-check's wrapper of it, if wrapped. */
 function unwrapped(command: QueueCommand): QueueCommand {
@@ -50,7 +50,7 @@ export async function compact(
   driver: Driver,
   options: VerifyOptions,
   limits: MinimizeLimits = {},
-): Promise<{ violation: Violation; removals: number; runs: number; commands: number }> {
+): Promise<Shrunk> {
   // The commands whose calls all come after the failing step change nothing before it: they go, unplanned.
   const all = [...input.commands].map(unwrapped);
   const commands = all.slice(0, planBelow(input, all, violation.steps.length).begun);

@@ -45,6 +45,14 @@ function onAny(operation: Operation, items: readonly unknown[]): boolean {
 /** Plans of at most this many calls are also tried without every window of 2 to 4 consecutive calls. */
 const windowed = 64;
 
+/** What a shrinking step resolves with: the shortest violation found, the removals it kept, and the runs and calls it made. */
+export interface Shrunk {
+  readonly violation: Violation;
+  readonly removals: number;
+  readonly runs: number;
+  readonly commands: number;
+}
+
 /** Where minimizing stops early. */
 export interface MinimizeLimits {
   /** The shrinking budget, shared with fast-check's shrinking: each attempt is charged its calls. */
@@ -67,7 +75,7 @@ export async function minimize(
   profile: Profile,
   options: VerifyOptions,
   limits: MinimizeLimits = {},
-): Promise<{ violation: Violation; removals: number; runs: number; commands: number }> {
+): Promise<Shrunk> {
   let best = violation;
   let removals = 0;
   let runs = 0;

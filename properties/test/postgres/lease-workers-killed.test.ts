@@ -14,13 +14,11 @@ const { pool, schema } = freshSchema("leaseworkerkilled");
 const queue = new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries: 3, leaseMs: 1_500, pollMs: 100 });
 afterAll(() => queue.close());
 
-test("a worker process killed with SIGKILL mid-handler loses nothing: its lease expires, a worker left handles the key once, and the drain resolves", async () => {
-  await queue.add("held");
-  const child = fork(
-    new URL("../fixtures/lease-worker.mjs", import.meta.url).pathname,
-    [databaseUrl, schema, queue.name, String(queue.leaseMs)],
-    { stdio: ["ignore", "pipe", "inherit", "ipc"] },
-  );
+/** A worker process (fixtures/lease-worker.mjs) given `args`, once it printed the lease its handler started with. */
+async function leaseWorker(args: readonly string[]) {
+  const child = fork(new URL("../fixtures/lease-worker.mjs", import.meta.url).pathname, args, {
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
+  });
   const started = await new Promise<{ item: string; token: number }>((resolve) => {
     let output = "";
     child.stdout?.on("data", (chunk) => {
@@ -28,6 +26,12 @@ test("a worker process killed with SIGKILL mid-handler loses nothing: its lease 
       if (output.includes("\n")) resolve(JSON.parse(output));
     });
   });
+  return { child, started };
+}
+
+test("a worker process killed with SIGKILL mid-handler loses nothing: its lease expires, a worker left handles the key once, and the drain resolves", async () => {
+  await queue.add("held");
+  const { child, started } = await leaseWorker([databaseUrl, schema, queue.name, String(queue.leaseMs)]);
   expect(started.item).toBe("held");
   const handled: [string, number][] = [];
   const workers = runLeaseWorkers(queue, (key, { token }) => {
@@ -47,18 +51,7 @@ test("a worker process killed with SIGKILL while it buffers prefetched leases lo
   const name = freshName();
   const other = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3, leaseMs, pollMs: 100 });
   for (const item of items) await other.add(item);
-  const child = fork(
-    new URL("../fixtures/lease-worker.mjs", import.meta.url).pathname,
-    [databaseUrl, schema, name, String(leaseMs), "5"],
-    { stdio: ["ignore", "pipe", "inherit", "ipc"] },
-  );
-  const started = await new Promise<{ item: string; token: number }>((resolve) => {
-    let output = "";
-    child.stdout?.on("data", (chunk) => {
-      output += String(chunk);
-      if (output.includes("\n")) resolve(JSON.parse(output));
-    });
-  });
+  const { child, started } = await leaseWorker([databaseUrl, schema, name, String(leaseMs), "5"]);
   expect(started.item).toBe("p1"); // and p2–p6 buffered, in the one statement that leased p1
   expect(await other.get()).toBeUndefined();
   expect([await other.size(), await other.inFlight()]).toEqual([0, 6]);
