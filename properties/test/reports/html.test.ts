@@ -74,7 +74,11 @@ describe("a failure with overlapping calls", () => {
     const page = await rendered(readFileSync(file, "utf8"), join(screenshots, "gate-html-concurrent.png"));
     expect(page.requests).toEqual([]);
     expect(page.rules[0]).toMatch(/^linearizable \(§10\.8\): /);
-    expect(page.outlined.length).toBeGreaterThanOrEqual(2); // the round no order explains
+    // The round no order explains is outlined, all its calls: the race's shrunk round holds one call or more, as the
+    // race fell on this run (a round after the race can be the first no order explains).
+    const round = /of round (\d+)/.exec(page.rules[0] ?? "")?.[1];
+    expect(page.outlined.length).toBeGreaterThanOrEqual(1);
+    expect(page.outlined.every((title) => title?.startsWith(`round ${round}: `))).toBe(true);
     expect(page.replay).toMatch(/^npx workqueue-conformance .* --replay=\S+ -- python3 \S+python-racy\.py$/);
   });
 
