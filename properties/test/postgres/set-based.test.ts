@@ -150,25 +150,20 @@ async function apply(side: Side, items: Map<string, string>, now: number, st: St
       for (let n = 0; n < st.count; n++) leases.push(...(await call("get($1, $2, $3)", [q, now, leaseMs])).map(lease));
       return leases;
     }
-    case "doneMany": {
-      const calls = st.refs.map((r) => resolve(side, r, items));
-      if (batched) {
-        return call("done_many($1, $2, $3, $4)", [q, calls.map((c) => c[0]), calls.map((c) => c[1]), now]);
-      }
-      const answers = [];
-      for (const [i, token] of calls) answers.push(...(await call("done($1, $2, $3, $4)", [q, i, token, now])));
-      return answers;
-    }
-    case "forgetMany": {
-      const calls = st.refs.map((r) => resolve(side, r, items));
-      if (batched) {
-        return call("forget_many($1, $2, $3, $4)", [q, calls.map((c) => c[0]), calls.map((c) => c[1]), now]);
-      }
-      const answers = [];
-      for (const [i, token] of calls)
-        answers.push(...(await call("forget($1, $2, $3, $4) answer", [q, i, token, now])));
-      return answers;
-    }
+    case "doneMany":
+      return finishMany("done", "", st.refs);
+    case "forgetMany":
+      return finishMany("forget", " answer", st.refs);
+  }
+
+  /** `verb_many` of the calls `refs` name, or `verb` of each, one by one; `column` names a one-value answer. */
+  async function finishMany(verb: "done" | "forget", column: string, refs: Parameters<typeof resolve>[1][]) {
+    const calls = refs.map((r) => resolve(side, r, items));
+    if (batched) return call(`${verb}_many($1, $2, $3, $4)`, [q, calls.map((c) => c[0]), calls.map((c) => c[1]), now]);
+    const answers = [];
+    for (const [i, token] of calls)
+      answers.push(...(await call(`${verb}($1, $2, $3, $4)${column}`, [q, i, token, now])));
+    return answers;
   }
 }
 
