@@ -165,10 +165,10 @@ function budget(r: Results, postgres: PostgresRun | { readonly skipped: string }
   const postgresLine = (where: "W = 16" | `${number} processes × ${number}`) => {
     const name = `PostgreSQL worker loop at ${where}: PostgresWorkQueue with prefetch ${prefetched} ÷ graphile-worker batched`;
     if ("skipped" in postgres) return { ...line(name, Number.NaN, 1, "at least"), name: `${name} — not measured` };
-    const rate = (queue: PostgresRun["queues"][string] | undefined) =>
+    const rateOf = (queue: PostgresRun["queues"][string] | undefined) =>
       where === "W = 16" ? queue?.loops[16]?.perSecond : queue?.acrossPerSecond;
-    const ours = rate(postgres.queues[`PostgresWorkQueue, prefetch ${prefetched}`]);
-    const theirs = rate(postgres.queues["graphile-worker 0.18, batched"]);
+    const ours = rateOf(postgres.queues[`PostgresWorkQueue, prefetch ${prefetched}`]);
+    const theirs = rateOf(postgres.queues["graphile-worker 0.18, batched"]);
     return line(name, (ours ?? 0) / (theirs ?? Number.NaN), 1, "at least");
   };
   return [

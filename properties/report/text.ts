@@ -97,7 +97,7 @@ export function formatReport(report: ConformanceReport | LifecycleReport, replay
   return "rules" in report ? formatLifecycleReport(report, words) : formatConformance(report, words);
 }
 
-/** {@link formatReport} of a report of `checkConformance`, `checkDriver` or `checkOverlapping`. */
+/** {@link formatReport} of a report of `checkConformance` or `checkDriver`. */
 function formatConformance(report: ConformanceReport, replay: (token: string) => string): string {
   const overlapping =
     report.overlapping === undefined ? "" : `, and ${plural(report.overlapping.runs, "run")} of overlapping calls`;
