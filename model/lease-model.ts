@@ -24,8 +24,10 @@ export interface ModelLease {
 interface Held {
   readonly token: number;
   expiresAt: number;
-  /** How it ended, if it did: by `done`, or by expiring (§20.3), which makes its token stale. */
-  ended?: "done" | "expired";
+  /** Its item's place in the queue when it was handed out ({@link LeaseModel.places}): a give-back restores it (§20.18). */
+  readonly place: number;
+  /** How it ended, if it did: by `done`, by expiring (§20.3) or by a give-back (§20.18), which makes its token stale. */
+  ended?: "done" | "expired" | "given back";
 }
 
 /**
@@ -68,6 +70,13 @@ export class LeaseModel {
   readonly #leases = new Map<string, Held>();
   /** [§20.2](../docs/spec.md#§20-leases-on-postgresql): the last token handed out; tokens only grow. */
   #tokens = 0;
+  /**
+   * [§20.18](../docs/spec.md#§20-leases-on-postgresql): the place of each queued item, a number that grows with each entry into the queue, so that the
+   * queue is in the order of its places; filled in by `#stamp` before the places are read.
+   */
+  readonly #places = new Map<string, number>();
+  /** The last place given out. */
+  #entries = 0;
 
   /**
    * @param options - `maxRetries` ([§3.1](../docs/spec.md#§3-construction)), `leaseMs`, a positive finite number, and the exponential backoff of
@@ -115,11 +124,63 @@ export class LeaseModel {
 
   /** [§5](../docs/spec.md#§5), [§20.2](../docs/spec.md#§20-leases-on-postgresql): the oldest queued item under a new lease with a greater token. */
   get(): ModelLease | undefined {
+    this.#stamp();
     const item = this.queue.get();
     if (item === undefined) return undefined;
-    const held: Held = { token: ++this.#tokens, expiresAt: this.now + this.leaseMs };
+    const place = this.#places.get(item) as number;
+    this.#places.delete(item);
+    const held: Held = { token: ++this.#tokens, expiresAt: this.now + this.leaseMs, place };
     this.#leases.set(item, held);
     return { item, token: held.token, expiresAt: held.expiresAt };
+  }
+
+  /**
+   * Gives a place to each queued item that has none: those entered the queue since the last stamp, at its tail, so
+   * in the queue's order each gets the next place.
+   */
+  #stamp(): void {
+    for (const item of this.queue.snapshot().queue) {
+      if (!this.#places.has(item)) this.#places.set(item, ++this.#entries);
+    }
+  }
+
+  /**
+   * [§20.18](../docs/spec.md#§20-leases-on-postgresql) (`lease_many`): up to `count` leases, each as `get` hands one out, so the oldest queued items in
+   * the queue's order, each under its own token; fewer when fewer are queued, none when `count` is less than 1.
+   *
+   * @param count - How many leases at most.
+   */
+  getMany(count: number): ModelLease[] {
+    const leases: ModelLease[] = [];
+    while (leases.length < count) {
+      const lease = this.get();
+      if (lease === undefined) break;
+      leases.push(lease);
+    }
+    return leases;
+  }
+
+  /**
+   * [§20.18](../docs/spec.md#§20-leases-on-postgresql) (`release_many`): gives `leases` back, one after another, each fenced by its token: a live lease
+   * ends and its item is queued again at the place it had when it was handed out, its dirty mark and wait served by
+   * that, while shutting down too; a lease that is not live (done, expired, given back or superseded) changes
+   * nothing. The answer is how many went back.
+   *
+   * @param leases - Leases `get` or `getMany` answered.
+   */
+  giveBack(leases: readonly ModelLease[]): number {
+    let released = 0;
+    for (const lease of leases) {
+      const held = this.#leases.get(lease.item);
+      if (held === undefined || held.token !== lease.token || held.ended !== undefined) continue;
+      this.#stamp();
+      const ahead = this.queue.snapshot().queue.filter((item) => (this.#places.get(item) as number) < held.place);
+      held.ended = "given back";
+      this.queue.restore(lease.item, ahead.length);
+      this.#places.set(lease.item, held.place);
+      released += 1;
+    }
+    return released;
   }
 
   /**

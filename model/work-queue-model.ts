@@ -285,6 +285,23 @@ export class WorkQueueModel<T> {
   }
 
   /**
+   * [§20.18](../docs/spec.md#§20-leases-on-postgresql): the lease of `item`, which is in flight, is given back: it is queued again at `index` of the
+   * queue (0 is the head; past the tail is the tail), its dirty mark and its wait served by that, its failure count
+   * kept. Its queue duration (§19.3) counts from when it was handed out: what the caller knows of its place is an
+   * index, not a time. An item that is not in flight: nothing changes.
+   *
+   * @param item - The item whose lease is given back.
+   * @param index - Where it goes in the queue.
+   */
+  restore(item: T, index: number): void {
+    if (!this.stateOf(item).startsWith("in flight")) return;
+    this.#inFlight = this.#inFlight.filter((x) => !same(x, item));
+    this.#dirty = this.#dirty.filter((x) => !same(x, item)); // §20.18: the requeue serves the dirty mark
+    this.#waiting = this.#waiting.filter((w) => !same(w.item, item)); // §20.18: and the wait
+    this.#queue.splice(index, 0, item);
+  }
+
+  /**
    * [§7](../docs/spec.md#§7)
    *
    * @param item - The item that failed ([§7](../docs/spec.md#§7)).

@@ -1,8 +1,9 @@
 /**
  * The lease suite's sequences and how one runs (docs/spec.md §20): random calls that hand out leases, let them expire
  * on a virtual clock, extend them, and call `done`, `retry` and `forget` with live, finished, expired and superseded
- * leases; after every call the answers and every view must equal `LeaseModel`'s, and a stale lease must throw
- * `StaleLeaseError` exactly when the model refuses it.
+ * leases, and lease and give back batches as a queue object with prefetched leases does (§20.18: `lease_many` and
+ * `release_many`, called as that object calls them); after every call the answers and every view must equal
+ * `LeaseModel`'s, and a stale lease must throw `StaleLeaseError` exactly when the model refuses it.
  */
 import * as fc from "fast-check";
 import type pg from "pg";
@@ -27,6 +28,8 @@ type Call =
   | { readonly verb: "take" }
   | { readonly verb: "done" | "retry" | "forget" | "extend"; readonly lease: number }
   | { readonly verb: "done" | "retry" | "forget"; readonly unleased: string }
+  | { readonly verb: "leaseMany"; readonly count: number }
+  | { readonly verb: "releaseMany"; readonly batched: readonly number[] }
   | { readonly verb: "advance"; readonly ms: number }
   | { readonly verb: "shutDown" };
 
@@ -50,8 +53,56 @@ export const call: fc.Arbitrary<Call> = fc.oneof(
     weight: 3,
     arbitrary: fc.constantFrom(0, 1, 40, 99, 100, 101, 250).map((ms) => ({ verb: "advance", ms }) as const),
   },
+  { weight: 3, arbitrary: fc.nat(4).map((count) => ({ verb: "leaseMany", count }) as const) },
+  {
+    weight: 3,
+    arbitrary: fc.array(fc.nat(20), { maxLength: 4 }).map((batched) => ({ verb: "releaseMany", batched }) as const),
+  },
   { weight: 1, arbitrary: fc.constant({ verb: "shutDown" } as const) },
 );
+
+/** A lease `lease_many` answered, with the place in the queue `release_many` gives it back to (§20.18). */
+interface Batched extends Lease {
+  readonly queuedMs: number;
+  readonly position: string;
+}
+
+/** The queue's `lease_many` and `release_many` (§20.18), as a queue object with prefetched leases calls them. */
+interface Batches {
+  leaseMany(count: number): Promise<Batched[]>;
+  releaseMany(leases: readonly Batched[]): Promise<number>;
+}
+
+/** The statements of {@link Batches} for the queue `name` of `schema`, at the time of `clock`. */
+function batchesOf(pool: pg.Pool, schema: string, name: string, clock: VirtualClock): Batches {
+  return {
+    async leaseMany(count) {
+      const { rows } = await pool.query(`select * from "${schema}".lease_many($1, $2, $3, $4)`, [
+        name,
+        clock.now(),
+        leaseMs,
+        count,
+      ]);
+      return rows.map((row) => ({
+        item: row.item,
+        token: Number(row.token),
+        expiresAt: row.expires_ms,
+        queuedMs: row.queued_ms,
+        position: row.queued_position,
+      }));
+    },
+    async releaseMany(leases) {
+      const { rows } = await pool.query(`select "${schema}".release_many($1, $2, $3, $4, $5) as n`, [
+        name,
+        leases.map((lease) => lease.item),
+        leases.map((lease) => lease.token),
+        leases.map((lease) => lease.queuedMs),
+        leases.map((lease) => lease.position),
+      ]);
+      return (rows[0] as { n: number }).n;
+    },
+  };
+}
 
 /** What a fenced call of the queue answered, in the model's terms. */
 async function fenced<V>(call: () => Promise<V>): Promise<Fenced<V>> {
@@ -96,8 +147,9 @@ async function run(
   const model = new LeaseModel({ maxRetries, leaseMs, backoff });
   const leases: [Lease, ModelLease][] = [];
   const tokens: number[] = []; // the queue's tokens in the order handed out: the model's token is the rank
+  const batches = batchesOf(pool, schema, queue.name, clock);
   try {
-    await compare(queue, model, clock, calls, leases, tokens, (name) => rowsOf(pool, schema, name));
+    await compare(queue, model, clock, calls, leases, tokens, batches, (name) => rowsOf(pool, schema, name));
   } finally {
     await queue.close(); // a take holds a listening connection of the pool's until then
   }
@@ -111,9 +163,11 @@ async function compare(
   calls: readonly Call[],
   leases: [Lease, ModelLease][],
   tokens: number[],
+  batches: Batches,
   rows: (name: string) => Promise<number>,
 ): Promise<void> {
   const log: string[] = [];
+  const batched: [Batched, ModelLease][] = []; // every lease lease_many answered, in the order handed out
   for (const c of calls) {
     log.push(JSON.stringify(c));
     const where = () => `after ${log.join(", ")}`;
@@ -141,6 +195,21 @@ async function compare(
       if (got !== undefined && got !== "waits" && expected !== undefined && expected !== "waits") {
         leases.push([got, expected]);
       }
+    } else if (c.verb === "leaseMany") {
+      const [got, expected] = [await batches.leaseMany(c.count), model.getMany(c.count)];
+      tokens.push(...got.map((lease) => lease.token));
+      const answer = got.map(({ item, token, expiresAt }) => ({ item, token: tokens.indexOf(token) + 1, expiresAt }));
+      expect(answer, `§20.18: lease_many ${where()}`).toEqual(expected);
+      for (const [k, lease] of got.entries()) {
+        const modelLease = expected[k] as ModelLease;
+        leases.push([lease, modelLease]);
+        batched.push([lease, modelLease]);
+      }
+    } else if (c.verb === "releaseMany") {
+      const chosen =
+        batched.length === 0 ? [] : c.batched.map((k) => batched[k % batched.length] as [Batched, ModelLease]);
+      const released = await batches.releaseMany(chosen.map(([lease]) => lease));
+      expect(released, `§20.18: release_many ${where()}`).toBe(model.giveBack(chosen.map(([, lease]) => lease)));
     } else if (c.verb === "advance") {
       clock.advance(c.ms);
       model.advance(c.ms);
