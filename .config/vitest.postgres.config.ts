@@ -23,6 +23,7 @@ const withoutDatabase = [
   "properties/test/postgres/lease-loop.test.ts",
   "properties/test/postgres/batch.test.ts",
   "properties/test/postgres/turns.test.ts",
+  "properties/test/postgres/lease-buffer.test.ts",
 ];
 
 const include = [

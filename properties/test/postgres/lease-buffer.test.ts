@@ -1,0 +1,234 @@
+/**
+ * The buffer of prefetched leases (docs/spec.md §20.18) on its own, without a database: over a queue of items in an
+ * array, on a time of the test's own, it hands leases on in the queue's order and in the order the calls were
+ * made, fills in one statement for the calls waiting and `size` more, and gives leases back — a named item's with
+ * every one after it, all once the oldest is no longer fresh, all at `releaseAll` — each to its place.
+ */
+import { expect, test } from "vitest";
+import { type BufferSource, LeaseBuffer, type Prefetched } from "../../../src/postgres/prefetch.js";
+
+/** A lease of the fake queue. */
+interface Fake extends Prefetched {
+  readonly place: number;
+}
+
+/**
+ * A queue of `items` behind a buffer of `size`: `fetch` leases its heads, fresh for `freshFor` from `now`; `release`
+ * puts each lease back at its place. It logs every statement, every schedule and every `filled`.
+ */
+function fakeQueue(items: string[], size: number, freshFor = 50) {
+  const queued: Fake[] = items.map((item, place) => ({ item, place, freshUntil: 0 }));
+  const log: string[] = [];
+  const timers: { at: number; fire: () => void; cancelled: boolean }[] = [];
+  const state = { now: 0, failFetch: 0, failRelease: false };
+  const source: BufferSource<Fake> = {
+    async fetch(verb, count) {
+      log.push(`fetch ${verb} ${count}`);
+      await Promise.resolve();
+      if (state.failFetch > 0) {
+        state.failFetch -= 1;
+        throw new Error(`${verb} failed`);
+      }
+      return queued.splice(0, count).map((lease) => ({ ...lease, freshUntil: state.now + freshFor }));
+    },
+    async release(leases) {
+      log.push(`release ${leases.map((lease) => lease.item).join(",")}`);
+      await Promise.resolve();
+      if (state.failRelease) throw new Error("release failed");
+      queued.push(...leases);
+      queued.sort((a, b) => a.place - b.place);
+    },
+    now: () => state.now,
+    schedule(at, fire) {
+      const timer = {
+        at,
+        fire: () => {
+          timer.cancelled = true; // fired: no longer set
+          fire();
+        },
+        cancelled: false,
+      };
+      timers.push(timer);
+      return () => {
+        timer.cancelled = true;
+      };
+    },
+    filled: () => log.push("filled"),
+  };
+  const buffer = new LeaseBuffer(size, source);
+  /** The items queued, in order. */
+  const queue = () => queued.map((lease) => lease.item);
+  /** The timers set and neither cancelled nor fired, by when they fire. */
+  const armed = () => timers.filter((timer) => !timer.cancelled);
+  return { buffer, log, state, queue, armed };
+}
+
+const itemOf = (lease: Fake | undefined) => lease?.item;
+
+/** Lets what a fill does after answering its calls (the timer, `filled`) happen. */
+const idle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** The item of the lease `buffer.next(verb)` answers, once the fill that served it, if any, ended. */
+async function handed(buffer: LeaseBuffer<Fake>, verb: "get" | "take"): Promise<string | undefined> {
+  const lease = await buffer.next(verb);
+  await idle();
+  return lease?.item;
+}
+
+test("a get leases its head and size more in one statement; the next calls are served from the buffer in the queue's order without one", async () => {
+  const { buffer, log, queue } = fakeQueue(["a", "b", "c", "d"], 2);
+  expect(await handed(buffer, "get")).toBe("a");
+  expect([buffer.count, buffer.has("b"), buffer.has("c"), buffer.has("a"), queue()]).toEqual([
+    2,
+    true,
+    true,
+    false,
+    ["d"],
+  ]);
+  expect(await handed(buffer, "take")).toBe("b");
+  expect(await handed(buffer, "get")).toBe("c");
+  expect(log).toEqual(["fetch get 3", "filled"]);
+  expect(await handed(buffer, "take")).toBe("d");
+  expect(await handed(buffer, "get")).toBeUndefined();
+  expect(log).toEqual(["fetch get 3", "filled", "fetch take 3", "fetch get 3"]); // no lease left: not filled
+});
+
+test("calls made while a fill runs wait for it and are answered in the order they were made; those beyond what is queued get undefined", async () => {
+  const { buffer, log } = fakeQueue(["a", "b"], 1);
+  const answers = await Promise.all([buffer.next("get"), buffer.next("take"), buffer.next("get")]);
+  expect(answers.map(itemOf)).toEqual(["a", "b", undefined]);
+  expect(log).toEqual(["fetch get 4"]);
+  expect(buffer.count).toBe(0);
+});
+
+test("a call that finds the head stale waits for a fill, and a call made meanwhile waits with it: both served in order by one statement", async () => {
+  const { buffer, log, state } = fakeQueue(["a", "b", "c", "d", "e"], 2);
+  await handed(buffer, "get"); // a; b and c buffered
+  state.now = 100; // b is no longer fresh: the next call fills
+  const first = buffer.next("get");
+  const second = buffer.next("get"); // the fill runs: this one waits for it
+  expect([itemOf(await first), itemOf(await second)]).toEqual(["b", "c"]);
+  await idle();
+  expect(log).toEqual(["fetch get 3", "filled", "release b,c", "fetch get 4", "filled"]);
+});
+
+test("a lease is handed on while now is at most its freshUntil; after, it goes back with every lease after it, to its place, and is leased anew", async () => {
+  const { buffer, log, state, queue } = fakeQueue(["a", "b", "c", "d"], 2);
+  await handed(buffer, "get");
+  state.now = 50;
+  expect(await handed(buffer, "get")).toBe("b"); // at freshUntil: fresh
+  state.now = 51;
+  expect(await handed(buffer, "get")).toBe("c"); // c went back to its place and was leased again
+  expect(log).toEqual(["fetch get 3", "filled", "release c", "fetch get 3", "filled"]);
+  expect(queue()).toEqual([]);
+  expect(buffer.count).toBe(1); // d
+});
+
+test("around gives back the lease of a named item with every one after it, to their places, then runs its statement", async () => {
+  const { buffer, log, queue } = fakeQueue(["a", "b", "c", "d", "e"], 3);
+  await handed(buffer, "get"); // b, c, d buffered
+  expect(await buffer.around(["c"], async () => "ran")).toBe("ran");
+  expect(log).toEqual(["fetch get 4", "filled", "release c,d"]);
+  expect([buffer.count, buffer.has("b"), buffer.has("c"), buffer.has("d"), queue()]).toEqual([
+    1,
+    true,
+    false,
+    false,
+    ["c", "d", "e"],
+  ]);
+});
+
+test("around of items that are not buffered runs its statement without a give-back", async () => {
+  const { buffer, log } = fakeQueue(["a", "b", "c"], 2);
+  await handed(buffer, "get");
+  expect(await buffer.around(["a", "z"], async () => 7)).toBe(7);
+  expect(log).toEqual(["fetch get 3", "filled"]);
+  expect(buffer.count).toBe(2);
+});
+
+test("around waits for a fill that runs, and gives back what it buffered before the statement", async () => {
+  const { buffer, log } = fakeQueue(["a", "b", "c"], 2);
+  const got = buffer.next("get");
+  const ran = buffer.around(["b"], async () => {
+    log.push("statement");
+    return buffer.has("b");
+  });
+  expect([itemOf(await got), await ran]).toEqual(["a", false]);
+  expect(log).toEqual(["fetch get 3", "filled", "release b,c", "statement"]);
+});
+
+test("shared runs its statement after the leases no longer fresh went back, and leaves fresh ones buffered", async () => {
+  const { buffer, log, state } = fakeQueue(["a", "b", "c"], 2);
+  await handed(buffer, "get");
+  expect(await buffer.shared(async () => "first")).toBe("first");
+  expect(buffer.count).toBe(2);
+  state.now = 51;
+  expect(await buffer.shared(async () => buffer.count)).toBe(0);
+  expect(log).toEqual(["fetch get 3", "filled", "release b,c"]);
+});
+
+test("freshen gives back nothing while the head is fresh, and nothing from an empty buffer", async () => {
+  const { buffer, log, state } = fakeQueue(["a", "b"], 1);
+  await buffer.freshen();
+  await handed(buffer, "get");
+  await buffer.freshen();
+  expect(buffer.count).toBe(1);
+  state.now = 51;
+  await buffer.freshen();
+  expect(buffer.count).toBe(0);
+  expect(log).toEqual(["fetch get 2", "filled", "release b"]);
+});
+
+test("releaseAll gives every buffered lease back, to its place, and cancels the timer", async () => {
+  const { buffer, log, queue, armed } = fakeQueue(["a", "b", "c", "d"], 2);
+  await handed(buffer, "get");
+  expect(armed().map((timer) => timer.at)).toEqual([50]);
+  await buffer.releaseAll();
+  expect([buffer.count, queue(), armed()]).toEqual([0, ["b", "c", "d"], []]);
+  await buffer.releaseAll(); // nothing buffered: no statement
+  expect(log).toEqual(["fetch get 3", "filled", "release b,c"]);
+});
+
+test("the timer is set for when the head stops being fresh; when it fires, the stale leases go back", async () => {
+  const { buffer, log, state, queue, armed } = fakeQueue(["a", "b", "c"], 2);
+  await handed(buffer, "get");
+  const [timer] = armed();
+  expect(timer?.at).toBe(50);
+  state.now = 50;
+  timer?.fire(); // early or on time: the head is fresh, the timer is set again
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  expect([buffer.count, armed().map((each) => each.at)]).toEqual([2, [50]]);
+  state.now = 51;
+  armed()[0]?.fire();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  expect([buffer.count, queue(), armed()]).toEqual([0, ["b", "c"], []]);
+  expect(log).toEqual(["fetch get 3", "filled", "release b,c"]);
+});
+
+test("a give-back that fails is not reported: the leases have left the buffer all the same", async () => {
+  const { buffer, log, state } = fakeQueue(["a", "b"], 1);
+  await handed(buffer, "get");
+  state.failRelease = true;
+  await buffer.releaseAll();
+  expect(buffer.count).toBe(0);
+  expect(log).toEqual(["fetch get 2", "filled", "release b"]);
+});
+
+test("a fill that fails rejects the waiting calls of its verb with its error, and the next fill serves the others in order", async () => {
+  const { buffer, log, state } = fakeQueue(["a", "b"], 1);
+  state.failFetch = 1;
+  const calls = [buffer.next("get"), buffer.next("take"), buffer.next("get"), buffer.next("take")];
+  const settled = await Promise.allSettled(calls);
+  expect(
+    settled.map((each) => (each.status === "fulfilled" ? itemOf(each.value) : (each.reason as Error).message)),
+  ).toEqual(["get failed", "a", "get failed", "b"]);
+  expect(log).toEqual(["fetch get 5", "fetch take 3"]);
+});
+
+test("filled is told once a fill leaves leases in the buffer, and only then", async () => {
+  const { buffer, log } = fakeQueue(["a", "b"], 1);
+  await Promise.all([buffer.next("get"), buffer.next("get")]);
+  expect(log).toEqual(["fetch get 3"]); // both served: nothing left
+  await handed(buffer, "get");
+  expect(log).toEqual(["fetch get 3", "fetch get 2"]);
+});
