@@ -152,7 +152,7 @@ export class LeaseModel {
    */
   getMany(count: number): ModelLease[] {
     const leases: ModelLease[] = [];
-    while (leases.length < count) {
+    for (let k = 0; k < count; k++) {
       const lease = this.get();
       if (lease === undefined) break;
       leases.push(lease);
@@ -174,6 +174,7 @@ export class LeaseModel {
       const held = this.#leases.get(lease.item);
       if (held === undefined || held.token !== lease.token || held.ended !== undefined) continue;
       this.#stamp();
+      // Stryker disable next-line EqualityOperator: equivalent: a place is given once, and the item that had held.place is in flight, not queued
       const ahead = this.queue.snapshot().queue.filter((item) => (this.#places.get(item) as number) < held.place);
       held.ended = "given back";
       this.queue.restore(lease.item, ahead.length);

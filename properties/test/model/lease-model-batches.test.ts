@@ -118,16 +118,24 @@ test("§20.18: a give-back serves the dirty mark and the wait, keeps the failure
 
 test("WorkQueueModel.restore: an in-flight item goes to the index, its dirty mark and wait served; past the tail is the tail; others unchanged", () => {
   const model = new WorkQueueModel<string>({ maxRetries: 3 });
-  for (const item of ["a", "b", "c"]) model.add(item);
+  for (const item of ["a", "b", "c", "d"]) model.add(item);
+  model.get();
   model.get();
   model.get();
   model.add("b"); // dirty
+  model.add("c"); // dirty, and stays so
   model.addAfter("a", 10);
+  model.addAfter("e", 10); // waits, and stays so
   model.restore("a", 1);
   model.restore("b", 9);
-  model.restore("c", 0); // queued: unchanged
+  model.restore("d", 0); // queued: unchanged
   model.restore("z", 0); // absent: unchanged
-  expect(model.snapshot()).toMatchObject({ queue: ["c", "a", "b"], inFlight: [], dirty: [], waiting: [] });
+  expect(model.snapshot()).toMatchObject({
+    queue: ["d", "a", "b"],
+    inFlight: ["c"],
+    dirty: ["c"],
+    waiting: [["e", 10]],
+  });
   model.advance(10);
-  expect(model.size).toBe(3); // the wait was served, not kept
+  expect(model.snapshot().queue).toEqual(["d", "a", "b", "e"]); // a's wait was served, not kept
 });
