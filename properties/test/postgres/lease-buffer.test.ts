@@ -232,3 +232,23 @@ test("filled is told once a fill leaves leases in the buffer, and only then", as
   await handed(buffer, "get");
   expect(log).toEqual(["fetch get 3", "fetch get 2"]);
 });
+
+test("around of several items, one of them buffered, gives back that one's lease and every one after it, then runs", async () => {
+  const { buffer, log, queue } = fakeQueue(["a", "b", "c", "d"], 3);
+  await handed(buffer, "get"); // b, c, d buffered
+  expect(await buffer.around(["z", "c"], async () => "ran")).toBe("ran");
+  expect([buffer.count, queue()]).toEqual([1, ["c", "d"]]);
+  expect(log).toEqual(["fetch get 4", "filled", "release c,d"]);
+});
+
+test("statements of the object run beside each other: a shared statement does not wait for another while the buffer is fresh", async () => {
+  const { buffer } = fakeQueue(["a", "b"], 1);
+  await handed(buffer, "get"); // b buffered, fresh
+  let finish: () => void = () => {};
+  const first = buffer.shared(() => new Promise<string>((resolve) => (finish = () => resolve("first"))));
+  await idle(); // the first statement runs
+  const second = buffer.shared(async () => "second");
+  expect(await Promise.race([second, idle().then(() => "waited")])).toBe("second");
+  finish();
+  expect(await first).toBe("first");
+});
