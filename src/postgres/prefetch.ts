@@ -146,6 +146,7 @@ export class LeaseBuffer<P extends Prefetched> {
         await this.#release(this.#staleOnes());
         this.#serve();
         const first = this.#waiters[0];
+        // Stryker disable next-line ConditionalExpression: equivalent when false: with no waiter left, first.verb's TypeError is caught below and rejects the waiters of no verb
         if (first === undefined) return;
         let fetched: readonly P[];
         try {

@@ -252,3 +252,13 @@ test("statements of the object run beside each other: a shared statement does no
   finish();
   expect(await first).toBe("first");
 });
+
+test("a call made as a fill ends is served from what the fill buffered, and the buffer keeps serving at once after", async () => {
+  const { buffer, log } = fakeQueue(["a", "b", "c", "d"], 3);
+  expect(itemOf(await buffer.next("get"))).toBe("a");
+  expect(itemOf(await buffer.next("get"))).toBe("b"); // made before the fill that served a had ended
+  await idle();
+  const next = await Promise.race([buffer.next("get"), idle().then(() => "still waiting")]);
+  expect(itemOf(next as Fake)).toBe("c");
+  expect(log).toEqual(["fetch get 4", "filled"]);
+});
