@@ -24,6 +24,7 @@ const withoutDatabase = [
   "properties/test/postgres/batch.test.ts",
   "properties/test/postgres/turns.test.ts",
   "properties/test/postgres/lease-buffer.test.ts",
+  "properties/test/postgres/prefetched.test.ts",
 ];
 
 const include = [

@@ -1,0 +1,115 @@
+/**
+ * The statements and the time of the buffer of prefetched leases (docs/spec.md §20.18), without a database: a fill
+ * is one `lease_many` of the calls waiting and `size` more, a give-back one `release_many` with each lease's place,
+ * a lease is fresh while half of `leaseMs` is left — on the queue's clock when it has one, otherwise from when its
+ * fill was sent — and a lease's queue duration counts on the same time.
+ */
+import { expect, test } from "vitest";
+import { VirtualClock } from "../../../src/index.js";
+import { type PrefetchingQueue, prefetchBuffer, queuedFor } from "../../../src/postgres/prefetched.js";
+
+/** A queue object whose `lease_many` answers `rows`; it logs every statement and every wake. */
+function fakeQueue(clock: VirtualClock | undefined, rows: Record<string, unknown>[]) {
+  const log: unknown[] = [];
+  const queue: PrefetchingQueue = {
+    name: "q",
+    leaseMs: 100,
+    clock,
+    now: () => clock?.now() ?? null,
+    async call(verb, sql, values) {
+      log.push([verb, sql, values]);
+      return rows.splice(0);
+    },
+    async callClosing(verb, sql, values) {
+      log.push(["closing", verb, sql, values]);
+      return [];
+    },
+    wakeTake: () => log.push("wake"),
+  };
+  return { queue, log };
+}
+
+const row = (item: string, token: string, expiresMs: number, queuedMs: number, position: string) => ({
+  item,
+  token,
+  expires_ms: expiresMs,
+  queued_for_ms: 7,
+  queued_ms: queuedMs,
+  queued_position: position,
+});
+
+test("on a clock, a fill is one lease_many of the calls waiting and size more at the clock's time; a lease is fresh until half of leaseMs is left", async () => {
+  const clock = new VirtualClock(1_000);
+  const { queue, log } = fakeQueue(clock, [row("a", "11", 1_100, 990, "5"), row("b", "12", 1_100, 995, "6")]);
+  const buffer = prefetchBuffer(3, queue);
+  const a = await buffer.next("take");
+  expect(a).toEqual({
+    item: "a",
+    lease: { item: "a", token: 11, expiresAt: 1_100 },
+    freshUntil: 1_050,
+    queuedMs: 990,
+    position: 5,
+    queuedForMs: 7,
+    answeredAt: 1_000,
+  });
+  expect(log[0]).toEqual(["take", "lease_many($1, $2, $3, $4)", ["q", 1_000, 100, 4]]);
+  clock.advance(15);
+  expect(queuedFor(a as NonNullable<typeof a>, clock)).toBe(25); // from its place on the clock
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  expect(log.slice(1)).toEqual(["wake"]); // b is buffered: a take of the object may want it
+  clock.advance(35); // 1_050: b is still fresh
+  expect((await buffer.next("get"))?.lease.token).toBe(12);
+});
+
+test("a give-back is one release_many of the items, tokens and places, sent also once the object is closed", async () => {
+  const clock = new VirtualClock(0);
+  const { queue, log } = fakeQueue(clock, [row("a", "1", 100, 0, "1"), row("b", "2", 100, 0, "2")]);
+  const buffer = prefetchBuffer(1, queue);
+  await buffer.next("get");
+  await buffer.releaseAll();
+  expect(log.at(-1)).toEqual(["closing", "release", "release_many($1, $2, $3, $4, $5)", ["q", ["b"], [2], [0], [2]]]);
+});
+
+test("on a clock, the buffer gives back a lease by itself when the clock passes its freshUntil", async () => {
+  const clock = new VirtualClock(0);
+  const { queue, log } = fakeQueue(clock, [row("a", "1", 100, 0, "1"), row("b", "2", 100, 0, "2")]);
+  const buffer = prefetchBuffer(1, queue);
+  await buffer.next("get");
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  expect(buffer.count).toBe(1);
+  clock.advance(51); // the timer runs at its time, 50, when the lease is still fresh, and is set again
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  clock.advance(1); // it runs again, now at 52: the lease is no longer fresh
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  expect(buffer.count).toBe(0);
+  expect((log.at(-1) as unknown[]).slice(0, 2)).toEqual(["closing", "release"]);
+});
+
+test("without a clock, the database's time is used, a lease is fresh for half of leaseMs from when its fill was sent, and its queue duration adds the process's time since the fill", async () => {
+  const { queue, log } = fakeQueue(undefined, [row("a", "1", 123_456, 0, "1"), row("b", "2", 123_456, 0, "2")]);
+  const before = performance.now();
+  const buffer = prefetchBuffer(1, queue);
+  const a = await buffer.next("get");
+  const after = performance.now();
+  expect((log[0] as unknown[])[2]).toEqual(["q", null, 100, 2]);
+  if (a === undefined) throw new Error("nothing handed out");
+  expect(a.freshUntil).toBeGreaterThanOrEqual(before + 50);
+  expect(a.freshUntil).toBeLessThanOrEqual(after + 50);
+  expect(a.answeredAt).toBeGreaterThanOrEqual(before);
+  expect(a.answeredAt).toBeLessThanOrEqual(after);
+  const duration = queuedFor(a, undefined);
+  expect(duration).toBeGreaterThanOrEqual(7);
+  expect(duration).toBeLessThanOrEqual(7 + performance.now() - a.answeredAt);
+  await buffer.releaseAll(); // b: the timer is stopped
+});
+
+test("without a clock, the buffer gives back a lease by itself once half of leaseMs passed", async () => {
+  const { queue, log } = fakeQueue(undefined, [row("a", "1", 0, 0, "1"), row("b", "2", 0, 0, "2")]);
+  const buffer = prefetchBuffer(1, queue);
+  await buffer.next("get");
+  expect(buffer.count).toBe(1);
+  const deadline = performance.now() + 5_000; // a bounded wait: the give-back is due 50 ms after the fill
+  while (buffer.count > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(buffer.count).toBe(0);
+  expect((log.at(-1) as unknown[]).slice(0, 2)).toEqual(["closing", "release"]);
+});
