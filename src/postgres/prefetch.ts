@@ -104,18 +104,17 @@ export class LeaseBuffer<P extends Prefetched> {
    */
   async around<R>(items: readonly string[], run: () => Promise<R>): Promise<R> {
     await this.freshen();
-    for (;;) {
-      if (items.some((item) => this.#items.has(item))) {
-        return this.#turns.alone(async () => {
-          await this.#release(this.#from((lease) => items.includes(lease.item)));
-          return run();
-        });
-      }
-      const ran = await this.#turns.shared(async () =>
-        items.some((item) => this.#items.has(item)) ? undefined : { value: await run() },
-      );
-      if (ran !== undefined) return ran.value; // otherwise a fill took one while it waited for its turn: again
+    const buffered = () => items.some((item) => this.#items.has(item));
+    // Stryker disable next-line ConditionalExpression: equivalent when true: the shared turn finds them buffered and answers undefined, and the turn alone below runs
+    if (!buffered()) {
+      const ran = await this.#turns.shared(async () => (buffered() ? undefined : { value: await run() }));
+      if (ran !== undefined) return ran.value;
+      // a fill took one while this waited for its turn
     }
+    return this.#turns.alone(async () => {
+      await this.#release(this.#from((lease) => items.includes(lease.item)));
+      return run();
+    });
   }
 
   /** Runs `run` while the buffer does not change, after the leases no longer fresh went back. */

@@ -262,3 +262,28 @@ test("a call made as a fill ends is served from what the fill buffered, and the 
   expect(itemOf(next as Fake)).toBe("c");
   expect(log).toEqual(["fetch get 4", "filled"]);
 });
+
+test("around waiting for its turn while a fill buffers one of its items gives that lease back first, and runs its statement once", async () => {
+  const { buffer, log } = fakeQueue(["a", "b", "c"], 2);
+  const got = buffer.next("get"); // the fill is sent: b and c are not buffered yet
+  let runs = 0;
+  const ran = buffer.around(["b"], async () => {
+    runs += 1;
+    log.push("statement");
+    return buffer.has("b");
+  });
+  expect([itemOf(await got), await ran, runs]).toEqual(["a", false, 1]);
+  expect(log).toEqual(["fetch get 3", "filled", "release b,c", "statement"]);
+});
+
+test("around of an item that is not buffered runs beside a shared statement that runs", async () => {
+  const { buffer } = fakeQueue(["a", "b"], 1);
+  await handed(buffer, "get"); // b buffered, fresh
+  let finish: () => void = () => {};
+  const first = buffer.shared(() => new Promise<string>((resolve) => (finish = () => resolve("first"))));
+  await idle(); // the first statement runs
+  const second = buffer.around(["a"], async () => "second");
+  expect(await Promise.race([second, idle().then(() => "waited")])).toBe("second");
+  finish();
+  expect(await first).toBe("first");
+});
