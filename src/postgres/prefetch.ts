@@ -179,10 +179,9 @@ export class LeaseBuffer<P extends Prefetched> {
     for (const waiter of this.#waiters.splice(0, this.count)) waiter.resolve(this.#shift());
   }
 
-  /** Takes the head out of the buffer. */
-  #shift(): P | undefined {
-    const lease = this.#leases[this.#head];
-    if (lease === undefined) return undefined;
+  /** Takes the head out of the buffer; the caller knows it holds one. */
+  #shift(): P {
+    const lease = this.#leases[this.#head] as P;
     this.#head += 1;
     this.#items.delete(lease.item);
     return lease;
