@@ -54,7 +54,9 @@ export function prefetchBuffer(size: number, queue: PrefetchingQueue): LeaseBuff
       const answeredAt = now();
       return rows.map((row) => {
         const lease = { item: row.item as string, token: Number(row.token), expiresAt: row.expires_ms as number };
-        const freshUntil = (clock === undefined ? sent + leaseMs : lease.expiresAt) - leaseMs / 2;
+        // On a clock the database's time is `sent`, so the lease expires at sent + leaseMs; on the database's own
+        // time it expires later than that: either way half of leaseMs is left until sent + leaseMs / 2.
+        const freshUntil = sent + leaseMs / 2;
         const [queuedMs, position, queuedForMs] = [row.queued_ms, Number(row.queued_position), row.queued_for_ms];
         return { item: lease.item, lease, freshUntil, queuedMs, position, queuedForMs, answeredAt } as BufferedLease;
       });
