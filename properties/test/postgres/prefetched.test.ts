@@ -4,7 +4,7 @@
  * a lease is fresh while half of `leaseMs` is left — on the queue's clock when it has one, otherwise from when its
  * fill was sent — and a lease's queue duration counts on the same time.
  */
-import { expect, test } from "vitest";
+import { expect, test, vi } from "vitest";
 import { VirtualClock } from "../../../src/index.js";
 import { type PrefetchingQueue, prefetchBuffer, queuedFor } from "../../../src/postgres/prefetched.js";
 
@@ -76,7 +76,7 @@ test("on a clock, the buffer gives back a lease by itself when the clock passes 
   const buffer = prefetchBuffer(1, queue);
   await buffer.next("get");
   await new Promise((resolve) => setTimeout(resolve, 0));
-  expect(buffer.count).toBe(1);
+  expect([buffer.count, clock.pending]).toEqual([1, 1]); // the timer is the clock's
   clock.advance(51); // the timer runs at its time, 50, when the lease is still fresh, and is set again
   await new Promise((resolve) => setTimeout(resolve, 0));
   clock.advance(1); // it runs again, now at 52: the lease is no longer fresh
@@ -112,4 +112,26 @@ test("without a clock, the buffer gives back a lease by itself once half of leas
   while (buffer.count > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
   expect(buffer.count).toBe(0);
   expect((log.at(-1) as unknown[]).slice(0, 2)).toEqual(["closing", "release"]);
+});
+
+test("without a clock, the timer is set for when the head stops being fresh, at most setTimeout's longest delay", async () => {
+  const delays: number[] = [];
+  const spy = vi.spyOn(globalThis, "setTimeout");
+  try {
+    for (const leaseMs of [100, 2 ** 33]) {
+      const { queue } = fakeQueue(undefined, [row("a", "1", 0, 0, "1"), row("b", "2", 0, 0, "2")]);
+      const buffer = prefetchBuffer(1, { ...queue, leaseMs });
+      spy.mockClear();
+      await buffer.next("get");
+      await new Promise((resolve) => setImmediate(resolve));
+      delays.push(...spy.mock.calls.map((call) => call[1] as number));
+      await buffer.releaseAll();
+    }
+  } finally {
+    spy.mockRestore();
+  }
+  expect(delays).toHaveLength(2);
+  expect(delays[0]).toBeGreaterThan(40); // half of 100 ms from the fill, less the time the fill took
+  expect(delays[0]).toBeLessThanOrEqual(50);
+  expect(delays[1]).toBe(2 ** 31 - 1);
 });
