@@ -114,9 +114,10 @@ test("without a clock, the buffer gives back a lease by itself once half of leas
   expect((log.at(-1) as unknown[]).slice(0, 2)).toEqual(["closing", "release"]);
 });
 
-test("without a clock, the timer is set for when the head stops being fresh, at most setTimeout's longest delay", async () => {
+test("without a clock, the timer is set for when the head stops being fresh, at most setTimeout's longest delay, and cleared when the buffer is given back", async () => {
   const delays: number[] = [];
   const spy = vi.spyOn(globalThis, "setTimeout");
+  const cleared = vi.spyOn(globalThis, "clearTimeout");
   try {
     for (const leaseMs of [100, 2 ** 33]) {
       const { queue } = fakeQueue(undefined, [row("a", "1", 0, 0, "1"), row("b", "2", 0, 0, "2")]);
@@ -125,10 +126,14 @@ test("without a clock, the timer is set for when the head stops being fresh, at 
       await buffer.next("get");
       await new Promise((resolve) => setImmediate(resolve));
       delays.push(...spy.mock.calls.map((call) => call[1] as number));
+      const timer = spy.mock.results[0]?.value;
+      cleared.mockClear();
       await buffer.releaseAll();
+      expect(cleared).toHaveBeenCalledWith(timer);
     }
   } finally {
     spy.mockRestore();
+    cleared.mockRestore();
   }
   expect(delays).toHaveLength(2);
   expect(delays[0]).toBeGreaterThan(40); // half of 100 ms from the fill, less the time the fill took
