@@ -62,9 +62,13 @@ export class Turns {
     else this.#shared += 1;
   }
 
-  /** Starts the oldest turns asked for, as many as may run together. */
+  /**
+   * Starts the oldest turns asked for, as many as may run together. (Over a copy, so that the loop ends whatever
+   * its body does: a mutant of a loop until none may start never ended and starved the event loop.)
+   */
   #next(): void {
-    for (let first = this.#asked[0]; first !== undefined && this.#mayStart(first.alone); first = this.#asked[0]) {
+    for (const first of [...this.#asked]) {
+      if (!this.#mayStart(first.alone)) return;
       this.#asked.shift();
       this.#begin(first.alone);
       first.start();
