@@ -168,9 +168,10 @@ export function runLeaseWorkers(
   const settings = qualify(queue, handler, options);
   const failures: unknown[] = [];
   const finishing = background(settings.finishAhead);
+  const signals = handlerSignals(settings.signal);
   const work = async () => {
     for (let lease = await next(queue, settings, failures); lease; lease = await next(queue, settings, failures)) {
-      const failure = await hold(queue, lease, handler, settings);
+      const failure = await hold(queue, lease, handler, settings, signals);
       await finishing.finish(() => finish(queue, lease, failure, settings));
     }
   };
@@ -294,35 +295,71 @@ async function hold(
   lease: Lease,
   handler: (item: string, context: LeaseHandlerContext) => unknown,
   settings: Settings,
+  signals: HandlerSignals,
 ): Promise<{ readonly error: unknown } | undefined> {
-  const lost = new AbortController();
-  const signal = settings.signal === undefined ? lost.signal : AbortSignal.any([settings.signal, lost.signal]);
-  const beats = heartbeat(queue, lease, settings, lost);
+  const aborter = signals.open();
+  const beats = heartbeat(queue, lease, settings, (error) => aborter.abort(error));
   let failure: { readonly error: unknown } | undefined;
   try {
-    await handler(lease.item, { token: lease.token, signal });
+    await handler(lease.item, { token: lease.token, signal: aborter.signal });
   } catch (error) {
     failure = { error };
   }
+  signals.close(aborter);
   await beats.stop();
   return failure;
 }
 
+/** The handlers' signals: {@link handlerSignals}. */
+interface HandlerSignals {
+  /** A new handler's controller, already aborted when the workers' signal is. */
+  open(): AbortController;
+  /** Ends `aborter`'s tie to the workers' signal, once its handler ended. */
+  close(aborter: AbortController): void;
+}
+
 /**
- * Extends `lease` every `heartbeatMs` until stopped; a refused `extend` aborts `lost` with its `StaleLeaseError`
+ * Each handler's controller, aborted with the workers' `signal`'s reason when it aborts (§20.13): one listener on
+ * `signal` for all the handlers running, there only while one runs — cheaper per lease than `AbortSignal.any`.
+ */
+function handlerSignals(signal: AbortSignal | undefined): HandlerSignals {
+  const running = new Set<AbortController>();
+  const abort = () => {
+    for (const aborter of running) aborter.abort(signal?.reason);
+  };
+  return {
+    open() {
+      const aborter = new AbortController();
+      if (signal === undefined) return aborter;
+      if (signal.aborted) aborter.abort(signal.reason);
+      if (running.size === 0) signal.addEventListener("abort", abort, { once: true });
+      running.add(aborter);
+      return aborter;
+    },
+    close(aborter) {
+      if (running.delete(aborter) && running.size === 0) signal?.removeEventListener("abort", abort);
+    },
+  };
+}
+
+/**
+ * Extends `lease` every `heartbeatMs` until stopped; a refused `extend` calls `lost` with its `StaleLeaseError`
  * and ends the beats; one that cannot reach the database is tried again at the next beat. `stop` waits for an
  * `extend` in flight, so that no `extend` overlaps the calls that end the lease.
  */
-function heartbeat(queue: LeasedQueue, lease: Lease, settings: Settings, lost: AbortController) {
+function heartbeat(queue: LeasedQueue, lease: Lease, settings: Settings, lost: (error: StaleLeaseError) => void) {
   let stopped = false;
   let beat: Promise<void> = Promise.resolve();
   const extend = async () => {
     try {
       await queue.extend(lease);
     } catch (error) {
-      if (error instanceof StaleLeaseError) lost.abort(error);
+      if (error instanceof StaleLeaseError) {
+        lost(error);
+        return;
+      }
     }
-    if (!stopped && !lost.signal.aborted) timer = setTimeout(tick, settings.heartbeatMs);
+    if (!stopped) timer = setTimeout(tick, settings.heartbeatMs);
   };
   const tick = () => {
     beat = extend();
