@@ -27,7 +27,8 @@ export interface LeaseWorkerOptions {
   readonly concurrency?: number | undefined;
   /**
    * Stops the workers as §15.3 says: a worker waiting in `take` stops at once; one handling an item finishes it
-   * (handler, `forget` or `retry`, callbacks, `done`) and then stops. It does not shut the queue down.
+   * (handler, `forget` or `retry`, callbacks, `done`) and then stops — with `finishAhead`, its calls finish in the
+   * background, and the promise waits for them. It does not shut the queue down.
    *
    * @defaultValue `undefined`: the workers stop only once `take` answers `undefined` (the queue shut down, §20.10).
    */
