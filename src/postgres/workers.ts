@@ -324,21 +324,22 @@ interface HandlerSignals {
  * `signal` for all the handlers running, there only while one runs — cheaper per lease than `AbortSignal.any`.
  */
 function handlerSignals(signal: AbortSignal | undefined): HandlerSignals {
+  if (signal === undefined) return { open: () => new AbortController(), close: ignore };
   const running = new Set<AbortController>();
   const abort = () => {
-    for (const aborter of running) aborter.abort(signal?.reason);
+    for (const aborter of running) aborter.abort(signal.reason);
   };
   return {
     open() {
       const aborter = new AbortController();
-      if (signal === undefined) return aborter;
       if (signal.aborted) aborter.abort(signal.reason);
-      if (running.size === 0) signal.addEventListener("abort", abort, { once: true });
+      signal.addEventListener("abort", abort); // once: a listener already there is not added again
       running.add(aborter);
       return aborter;
     },
     close(aborter) {
-      if (running.delete(aborter) && running.size === 0) signal?.removeEventListener("abort", abort);
+      running.delete(aborter);
+      if (running.size === 0) signal.removeEventListener("abort", abort);
     },
   };
 }

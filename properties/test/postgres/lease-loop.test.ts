@@ -719,3 +719,53 @@ test("with finishAhead, a failing handler's retry, onError, onGiveUp and done ru
     "done a#1",
   ]);
 });
+
+test("the running handlers share one listener on the workers' signal, removed once none runs; its abort reaches a handler still running after another ended", async () => {
+  const queue = new FakeQueue(["a", "b", "wait"]);
+  const controller = new AbortController();
+  const reason = new Error("stop");
+  const { handler, release } = gated();
+  const signals = new Map<string, AbortSignal>();
+  const state = run(
+    queue,
+    (item, { signal }) => {
+      signals.set(item, signal);
+      return handler(item);
+    },
+    { concurrency: 2, signal: controller.signal },
+  );
+  await settle();
+  expect(getEventListeners(controller.signal, "abort")).toHaveLength(1); // two handlers, one listener
+  await release("a"); // a's worker now waits in take, with a listener of its own
+  expect(getEventListeners(controller.signal, "abort")).toHaveLength(2);
+  controller.abort(reason);
+  expect(signals.get("b")?.reason).toBe(reason);
+  expect(signals.get("a")?.aborted).toBe(false); // ended before the abort
+  await release("b");
+  expect(state.outcome).toBe("resolved");
+  expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+});
+
+test("a handler whose lease arrived after the workers' signal aborted starts with its signal aborted, with the reason", async () => {
+  const queue = new FakeQueue([]);
+  const controller = new AbortController();
+  const reason = new Error("stop");
+  queue.take = async () => {
+    queue.log.push("take");
+    if (controller.signal.aborted) throw reason;
+    controller.abort(reason);
+    return { item: "a", token: 1, expiresAt: 0 };
+  };
+  let seen: unknown = "not aborted";
+  const state = run(
+    queue,
+    (_, { signal }) => {
+      seen = signal.aborted ? signal.reason : "not aborted";
+    },
+    { signal: controller.signal },
+  );
+  await settle();
+  expect(seen).toBe(reason);
+  expect(state.outcome).toBe("resolved");
+  expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+});
