@@ -112,7 +112,7 @@ export interface LeaseHandlerContext {
  * @param options - `concurrency`, `signal`, `heartbeatMs`, `pauseMs`, `onError`, `onGiveUp` and `finishAhead` (see {@link LeaseWorkerOptions}).
  * @returns A promise that resolves once every worker has stopped (`take` answered `undefined` or `signal` aborted)
  *   and every lease finishing in the background has finished.
- *   It rejects, once every worker has stopped, with the first error of a `take` other than an abort or
+ *   It rejects, at that moment too, with the first error of a `take` other than an abort or
  *   `DatabaseUnavailableError` — a closed queue, or a schema that was not migrated — which stops its worker.
  * @throws TypeError when `queue` lacks a verb, `handler`, `onError` or `onGiveUp` is not a function, `options` is not
  * an object or `signal` is not an `AbortSignal`.
