@@ -6,7 +6,7 @@
 import { setMaxListeners } from "node:events";
 import pg from "pg";
 import PgBoss from "pg-boss";
-import { migrate, PostgresWorkQueue } from "../src/postgres/index.js";
+import { migrate, PostgresWorkQueue, runLeaseWorkers } from "../src/postgres/index.js";
 
 /** The database measured: the machine's PostgreSQL, or `WORKQUEUE_DATABASE_URL`. */
 export const databaseUrl = process.env.WORKQUEUE_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -38,10 +38,23 @@ export interface Contender {
 }
 
 /** The queues a worker process can attach to: each contender's kind. */
-export type ContenderKind = "ours" | "ours-prefetch" | "graphile-batched" | "graphile-default" | "pg-boss";
+export type ContenderKind =
+  | "ours"
+  | "ours-prefetch"
+  | "ours-loop"
+  | "graphile-batched"
+  | "graphile-default"
+  | "pg-boss";
 
-/** The buffer of the prefetching contender (docs/spec.md §20.18): graphile-worker's `localQueue` size in its batched mode. */
+/** The buffer of the prefetching contenders (docs/spec.md §20.18): graphile-worker's `localQueue` size in its batched mode. */
 export const prefetched = 500;
+
+/**
+ * The leases finishing in the background per process of the controller-loop contender (`finishAhead`, docs/spec.md
+ * §20.12): as many as its buffer holds, so that a buffer's worth of `forget`s and `done`s may go out together, as
+ * graphile-worker's batched completions do.
+ */
+export const finishedAhead = prefetched;
 
 /** Where a round's queue is: its schema and the name of its queue (or graphile-worker's task). */
 export interface Where {
@@ -65,16 +78,35 @@ export async function dropSchema(schema: string): Promise<void> {
   await pool.end();
 }
 
-/** `PostgresWorkQueue`, with `prefetch` leases buffered per queue object (0: none, the default). */
-export async function ours(prefetch = 0): Promise<Contender> {
+/**
+ * How our contenders run a worker loop: the benchmark's own (`take`, handler, `done`, each awaited), or the
+ * controller loop a user runs for throughput (`runLeaseWorkers` with `finishAhead`: `forget` and `done` in the
+ * background while the worker takes on).
+ */
+export type OursLoop = "takes" | "controller";
+
+/**
+ * `PostgresWorkQueue`, with `prefetch` leases buffered per queue object (0: none, the default). With `loop`
+ * "controller" it has no `get` and no `next`, like graphile-worker: the benchmark runs its own loop, `runLeaseWorkers`.
+ */
+export async function ours(prefetch = 0, loop: OursLoop = "takes"): Promise<Contender> {
   const schema = schemaName("workqueue");
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
   await migrate(pool, { schema });
   let rounds = 0;
   const open = () => new PostgresWorkQueue({ pool, schema, name: `bench${rounds}`, maxRetries: 5, prefetch });
   let queue = open();
+  const kind: ContenderKind = loop === "controller" ? "ours-loop" : prefetch === 0 ? "ours" : "ours-prefetch";
+  const get = async () => {
+    const lease = await queue.get();
+    return lease && { item: lease.item, finish: () => queue.done(lease) };
+  };
+  const next = async (stop: AbortSignal) => {
+    const lease = await untilStopped(queue, stop);
+    return lease && { item: lease.item, finish: () => queue.done(lease) };
+  };
   return {
-    kind: prefetch === 0 ? "ours" : "ours-prefetch",
+    kind,
     add: (item) => queue.add(item),
     async fresh() {
       await queue.close();
@@ -86,15 +118,9 @@ export async function ours(prefetch = 0): Promise<Contender> {
       // One statement of as many adds, each as `add` makes it: the same rows, without a round trip per item.
       await pool.query(`select "${schema}".add($1, item, null) from unnest($2::text[]) item`, [queue.name, items]);
     },
-    async get() {
-      const lease = await queue.get();
-      return lease && { item: lease.item, finish: () => queue.done(lease) };
-    },
-    async next(stop) {
-      const lease = await untilStopped(queue, stop);
-      return lease && { item: lease.item, finish: () => queue.done(lease) };
-    },
-    work: (handler, workers) => Promise.resolve(takeLoops(queue, handler, workers)),
+    get: loop === "takes" ? get : undefined,
+    next: loop === "takes" ? next : undefined,
+    work: (handler, workers) => Promise.resolve(loops(loop, queue, handler, workers)),
     async close() {
       await queue.close();
       await pool.query(`drop schema if exists "${schema}" cascade`);
@@ -109,6 +135,29 @@ async function untilStopped(queue: PostgresWorkQueue, stop: AbortSignal) {
     if (stop.aborted) return undefined;
     throw error;
   });
+}
+
+/** `workers` workers of `loop` on `queue`, until the returned stop. */
+function loops(loop: OursLoop, queue: PostgresWorkQueue, handler: (item: string) => void, workers: number) {
+  return loop === "takes" ? takeLoops(queue, handler, workers) : controller(queue, handler, workers);
+}
+
+/**
+ * `runLeaseWorkers` with `workers` workers and {@link finishedAhead} leases finishing in the background, until the
+ * returned stop: each lease is forgotten and done, as a user's controller does.
+ */
+function controller(queue: PostgresWorkQueue, handler: (item: string) => void, workers: number) {
+  const stopped = new AbortController();
+  setMaxListeners(workers * 2, stopped.signal); // each waiting take, and each handler's signal, listens to it
+  const running = runLeaseWorkers(queue, (item) => handler(item), {
+    concurrency: workers,
+    finishAhead: finishedAhead,
+    signal: stopped.signal,
+  });
+  return async () => {
+    stopped.abort();
+    await running;
+  };
 }
 
 /** `workers` loops of `take`, `handler`, `done` on `queue`, until the returned stop. */
@@ -130,10 +179,16 @@ function takeLoops(queue: PostgresWorkQueue, handler: (item: string) => void, wo
 }
 
 /** Ours in a worker process: a pool and a queue object of its own on the round's queue. */
-export async function oursAt(where: Where, handler: (item: string) => void, workers: number, prefetch = 0) {
+export async function oursAt(
+  where: Where,
+  handler: (item: string) => void,
+  workers: number,
+  prefetch = 0,
+  loop: OursLoop = "takes",
+) {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: workers + 2 }); // few, for 4 processes on one server
   const queue = new PostgresWorkQueue({ pool, schema: where.schema, name: where.name, maxRetries: 5, prefetch });
-  const stop = takeLoops(queue, handler, workers);
+  const stop = loops(loop, queue, handler, workers);
   return async () => {
     await stop();
     await queue.close();

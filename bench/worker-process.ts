@@ -14,6 +14,7 @@ type Attach = (where: Where, handler: (item: string) => void, workers: number) =
 const attachers: Record<ContenderKind, Attach> = {
   ours: (where, handler, workers) => oursAt(where, handler, workers),
   "ours-prefetch": (where, handler, workers) => oursAt(where, handler, workers, prefetched),
+  "ours-loop": (where, handler, workers) => oursAt(where, handler, workers, prefetched, "controller"),
   "graphile-batched": (where, handler, workers) => graphileAt("batched", where, handler, workers),
   "graphile-default": (where, handler, workers) => graphileAt("default", where, handler, workers),
   "pg-boss": pgBossAt,

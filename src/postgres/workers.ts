@@ -27,7 +27,8 @@ export interface LeaseWorkerOptions {
   readonly concurrency?: number | undefined;
   /**
    * Stops the workers as §15.3 says: a worker waiting in `take` stops at once; one handling an item finishes it
-   * (handler, `forget` or `retry`, callbacks, `done`) and then stops. It does not shut the queue down.
+   * (handler, `forget` or `retry`, callbacks, `done`) and then stops — with `finishAhead`, its calls finish in the
+   * background, and the promise waits for them. It does not shut the queue down.
    *
    * @defaultValue `undefined`: the workers stop only once `take` answers `undefined` (the queue shut down, §20.10).
    */
@@ -58,6 +59,18 @@ export interface LeaseWorkerOptions {
    * rejects with goes to `onError`. @defaultValue `undefined`: the item is dropped silently, its failures kept (§20.9).
    */
   readonly onGiveUp?: ((item: string, error: unknown) => unknown) | undefined;
+  /**
+   * How many leases of this process may be finishing in the background (§20.12): with `finishAhead` above 0, a
+   * worker whose handler ended and whose heartbeats stopped hands the lease's calls (`forget` or `retry`, `onError`,
+   * `onGiveUp`, then `done`, in that order) to the background and takes its next lease at once, so that the calls
+   * of many leases go out together (§20.1) while the workers handle the next ones. When `finishAhead` leases are
+   * finishing, a worker whose handler ended waits for the oldest of them to end first: the process holds at most
+   * `concurrency + finishAhead` leases. A lease finishing is live until its `done` commits, and its item in flight
+   * for every process. A non-negative integer.
+   *
+   * @defaultValue `0`: a worker makes its lease's calls itself, and takes again only once its `done` answered.
+   */
+  readonly finishAhead?: number | undefined;
 }
 
 /**
@@ -86,19 +99,25 @@ export interface LeaseHandlerContext {
  * queues the item again (at least once, §20.7). A `take` that cannot reach the database is reported (with item
  * `undefined`), and the worker takes again after `pauseMs`.
  *
+ * With `finishAhead` n above 0, a worker hands those calls to the background once its handler ended and takes its
+ * next lease at once; at most n leases finish in the background at a time (a worker whose handler ended waits for
+ * the oldest while n do), and the promise resolves only once every one has finished. For throughput: a worker no
+ * longer waits two round trips per item, and the calls of many leases go out as one statement per verb.
+ *
  * Heartbeats run on this process's timers; a handler that blocks the event loop longer than the lease can lose it.
  * Several processes each run their own workers on one queue: the database keeps a key from two live leases (§20.7).
  *
  * @param queue - A `PostgresWorkQueue`, or anything with its `take`, `extend`, `forget`, `retry`, `done` and `leaseMs`.
  * @param handler - Processes one item; it may answer a promise, and may throw or reject to have the item retried.
- * @param options - `concurrency`, `signal`, `heartbeatMs`, `pauseMs`, `onError` and `onGiveUp` (see {@link LeaseWorkerOptions}).
- * @returns A promise that resolves once every worker has stopped: `take` answered `undefined` or `signal` aborted.
- *   It rejects, once every worker has stopped, with the first error of a `take` other than an abort or
+ * @param options - `concurrency`, `signal`, `heartbeatMs`, `pauseMs`, `onError`, `onGiveUp` and `finishAhead` (see {@link LeaseWorkerOptions}).
+ * @returns A promise that resolves once every worker has stopped (`take` answered `undefined` or `signal` aborted)
+ *   and every lease finishing in the background has finished.
+ *   It rejects, at that moment too, with the first error of a `take` other than an abort or
  *   `DatabaseUnavailableError` — a closed queue, or a schema that was not migrated — which stops its worker.
  * @throws TypeError when `queue` lacks a verb, `handler`, `onError` or `onGiveUp` is not a function, `options` is not
  * an object or `signal` is not an `AbortSignal`.
  * @throws RangeError when `concurrency` is not a positive integer, `heartbeatMs` is not a positive number below the
- * queue's `leaseMs`, or `pauseMs` is not a non-negative finite number.
+ * queue's `leaseMs`, `pauseMs` is not a non-negative finite number, or `finishAhead` is not a non-negative integer.
  *
  * @example
  * ```ts
@@ -118,6 +137,28 @@ export interface LeaseHandlerContext {
  * await pool.end();
  * ```
  *
+ * @example
+ * For throughput: a buffer of leases (§20.18), and each worker takes its next lease while up to 500 leases of the
+ * process finish in the background, their `forget`s and `done`s sent together.
+ * ```ts
+ * import pg from "pg";
+ * import { migrate, PostgresWorkQueue, runLeaseWorkers } from "workqueue-spec/postgres";
+ *
+ * const pool = new pg.Pool({ connectionString: "postgres://postgres@127.0.0.1:5432/test" });
+ * await migrate(pool);
+ * const queue = new PostgresWorkQueue({ pool, name: "pods", maxRetries: 5, prefetch: 500 });
+ * const stop = new AbortController();
+ * const workers = runLeaseWorkers(queue, (key) => console.log(`reconciled ${key}`), {
+ *   concurrency: 16,
+ *   finishAhead: 500,
+ *   signal: stop.signal,
+ * });
+ * process.once("SIGTERM", () => stop.abort());
+ * await workers; // every lease taken was finished: its done committed, or it was reported to onError
+ * await queue.close();
+ * await pool.end();
+ * ```
+ *
  * @public
  */
 export function runLeaseWorkers(
@@ -127,14 +168,43 @@ export function runLeaseWorkers(
 ): Promise<void> {
   const settings = qualify(queue, handler, options);
   const failures: unknown[] = [];
+  const finishing = background(settings.finishAhead);
+  const signals = handlerSignals(settings.signal);
   const work = async () => {
     for (let lease = await next(queue, settings, failures); lease; lease = await next(queue, settings, failures)) {
-      await hold(queue, lease, handler, settings);
+      const failure = await hold(queue, lease, handler, settings, signals);
+      await finishing.finish(() => finish(queue, lease, failure, settings));
     }
   };
-  return Promise.all(Array.from({ length: settings.concurrency }, work)).then(() => {
-    if (failures.length > 0) throw failures[0];
-  });
+  return Promise.all(Array.from({ length: settings.concurrency }, work))
+    .then(() => finishing.drained())
+    .then(() => {
+      if (failures.length > 0) throw failures[0];
+    });
+}
+
+/**
+ * Where the workers' leases finish: with `limit` 0, `finish` makes the calls and resolves once they ended; above,
+ * it starts them in the background and resolves at once, or once the oldest of `limit` started before ended.
+ * `drained` resolves once every call started has ended. The calls never reject ({@link finish} reports).
+ */
+function background(limit: number) {
+  /** The leases finishing, oldest first (a `Set` iterates in insertion order). */
+  const pending = new Set<Promise<void>>();
+  return {
+    async finish(calls: () => Promise<void>): Promise<void> {
+      if (limit === 0) return calls();
+      for (const oldest of pending) {
+        if (pending.size < limit) break;
+        await oldest;
+      }
+      const running: Promise<void> = calls().finally(() => pending.delete(running));
+      pending.add(running);
+    },
+    async drained(): Promise<void> {
+      for (const running of pending) await running;
+    },
+  };
 }
 
 /** The options with every default filled, checked. */
@@ -145,6 +215,7 @@ interface Settings {
   readonly pauseMs: number;
   readonly report: (item: string | undefined, error: unknown) => Promise<void>;
   readonly onGiveUp: (item: string, error: unknown) => unknown;
+  readonly finishAhead: number;
 }
 
 /** Checks the arguments and fills the defaults (§20.16, §15.5). */
@@ -156,7 +227,7 @@ function qualify(queue: unknown, handler: unknown, options: LeaseWorkerOptions |
   assertOptions(options, "{ concurrency: 4 }");
   const { concurrency = 1, signal, onError = ignore, onGiveUp = ignore } = options ?? {};
   const { leaseMs } = queue as LeasedQueue;
-  const { heartbeatMs = leaseMs / 3, pauseMs = 1_000 } = options ?? {};
+  const { heartbeatMs = leaseMs / 3, pauseMs = 1_000, finishAhead = 0 } = options ?? {};
   assertConcurrency(concurrency);
   assertSignal(signal);
   assertFunction("onError", onError, "undefined or a function");
@@ -169,8 +240,11 @@ function qualify(queue: unknown, handler: unknown, options: LeaseWorkerOptions |
   if (!(Number.isFinite(pauseMs) && pauseMs >= 0)) {
     throw new RangeError(expected("pauseMs", "a non-negative finite number of milliseconds", pauseMs));
   }
+  if (!(Number.isInteger(finishAhead) && finishAhead >= 0)) {
+    throw new RangeError(expected("finishAhead", "a non-negative integer", finishAhead));
+  }
   const report = (item: string | undefined, error: unknown) => attempt(() => onError(item, error), ignore);
-  return { concurrency, signal, heartbeatMs, pauseMs, report, onGiveUp };
+  return { concurrency, signal, heartbeatMs, pauseMs, report, onGiveUp, finishAhead };
 }
 
 /**
@@ -213,41 +287,81 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
   });
 }
 
-/** Handles one lease: the handler under heartbeats, then the calls of §15.1 with the lease (§20.12). */
+/**
+ * Runs the handler on one lease under heartbeats (§20.12); answers its failure, if any, once the beats stopped: what
+ * {@link finish} needs for the calls of §15.1 with the lease.
+ */
 async function hold(
   queue: LeasedQueue,
   lease: Lease,
   handler: (item: string, context: LeaseHandlerContext) => unknown,
   settings: Settings,
-): Promise<void> {
-  const lost = new AbortController();
-  const signal = settings.signal === undefined ? lost.signal : AbortSignal.any([settings.signal, lost.signal]);
-  const beats = heartbeat(queue, lease, settings, lost);
+  signals: HandlerSignals,
+): Promise<{ readonly error: unknown } | undefined> {
+  const aborter = signals.open();
+  const beats = heartbeat(queue, lease, settings, (error) => aborter.abort(error));
   let failure: { readonly error: unknown } | undefined;
   try {
-    await handler(lease.item, { token: lease.token, signal });
+    await handler(lease.item, { token: lease.token, signal: aborter.signal });
   } catch (error) {
     failure = { error };
   }
+  signals.close(aborter);
   await beats.stop();
-  await finish(queue, lease, failure, settings);
+  return failure;
+}
+
+/** The handlers' signals: {@link handlerSignals}. */
+interface HandlerSignals {
+  /** A new handler's controller, already aborted when the workers' signal is. */
+  open(): AbortController;
+  /** Ends `aborter`'s tie to the workers' signal, once its handler ended. */
+  close(aborter: AbortController): void;
 }
 
 /**
- * Extends `lease` every `heartbeatMs` until stopped; a refused `extend` aborts `lost` with its `StaleLeaseError`
+ * Each handler's controller, aborted with the workers' `signal`'s reason when it aborts (§20.13): one listener on
+ * `signal` for all the handlers running, there only while one runs — cheaper per lease than `AbortSignal.any`.
+ */
+function handlerSignals(signal: AbortSignal | undefined): HandlerSignals {
+  if (signal === undefined) return { open: () => new AbortController(), close: ignore };
+  const running = new Set<AbortController>();
+  const abort = () => {
+    for (const aborter of running) aborter.abort(signal.reason);
+  };
+  return {
+    open() {
+      const aborter = new AbortController();
+      if (signal.aborted) aborter.abort(signal.reason);
+      signal.addEventListener("abort", abort); // once: a listener already there is not added again
+      running.add(aborter);
+      return aborter;
+    },
+    close(aborter) {
+      running.delete(aborter);
+      if (running.size === 0) signal.removeEventListener("abort", abort);
+    },
+  };
+}
+
+/**
+ * Extends `lease` every `heartbeatMs` until stopped; a refused `extend` calls `lost` with its `StaleLeaseError`
  * and ends the beats; one that cannot reach the database is tried again at the next beat. `stop` waits for an
  * `extend` in flight, so that no `extend` overlaps the calls that end the lease.
  */
-function heartbeat(queue: LeasedQueue, lease: Lease, settings: Settings, lost: AbortController) {
+function heartbeat(queue: LeasedQueue, lease: Lease, settings: Settings, lost: (error: StaleLeaseError) => void) {
   let stopped = false;
   let beat: Promise<void> = Promise.resolve();
   const extend = async () => {
     try {
       await queue.extend(lease);
     } catch (error) {
-      if (error instanceof StaleLeaseError) lost.abort(error);
+      if (error instanceof StaleLeaseError) {
+        lost(error);
+        return;
+      }
     }
-    if (!stopped && !lost.signal.aborted) timer = setTimeout(tick, settings.heartbeatMs);
+    if (!stopped) timer = setTimeout(tick, settings.heartbeatMs);
   };
   const tick = () => {
     beat = extend();

@@ -573,3 +573,199 @@ test("the calls that end a lease wait for the extend in flight, and no beat foll
   expect(state.outcome).toBe("resolved");
   expect(queue.log).toEqual(["take", "extend a#1", "extended", "forget a#1", "done a#1", "take"]);
 });
+
+/** A verb of the fake queue that answers only once released, in the order called; `calls` counts them. */
+function held() {
+  const waiting: (() => void)[] = [];
+  const verb = () => new Promise<undefined>((resolve) => waiting.push(() => resolve(undefined)));
+  const release = async () => {
+    waiting.shift()?.();
+    await settle();
+  };
+  return { verb, release, waiting };
+}
+
+test("finishAhead must be a non-negative integer, named in the error; 0 is allowed", () => {
+  const queue = new FakeQueue([]);
+  const start = (finishAhead: unknown) => () =>
+    runLeaseWorkers(queue, () => undefined, { finishAhead } as LeaseWorkerOptions);
+  const error = (got: string) => new RangeError(`Expected \`finishAhead\` to be a non-negative integer, got ${got}`);
+  expect(start(-1)).toThrow(error("`-1` (number)"));
+  expect(start(1.5)).toThrow(error("`1.5` (number)"));
+  expect(start(Number.NaN)).toThrow(error("`NaN` (number)"));
+  expect(start("2")).toThrow(error('`"2"` (string)'));
+  expect(queue.log).toEqual([]);
+  expect(start(0)).not.toThrow();
+});
+
+test("with finishAhead a worker takes its next lease while the last one's calls are in flight; each lease's calls keep their order, and the promise resolves only once every done answered", async () => {
+  const queue = new FakeQueue(["a", "b"]);
+  const dones = held();
+  queue.verbs.done = dones.verb;
+  const handled: string[] = [];
+  const state = run(queue, (item) => void handled.push(item), { finishAhead: 5 });
+  await settle();
+  expect(handled).toEqual(["a", "b"]); // b handled while a's done is in flight
+  expect(queue.log.filter((call) => call === "take")).toHaveLength(3);
+  expect(queue.log.filter((call) => call.includes(" a"))).toEqual(["forget a#1", "done a#1"]);
+  expect(queue.log.filter((call) => call.includes(" b"))).toEqual(["forget b#2", "done b#2"]);
+  expect(queue.log.indexOf("take", 1)).toBeLessThan(queue.log.indexOf("done a#1")); // b taken before a's done was made
+  expect(state.settled).toBe(false); // both dones are in flight
+  await dones.release();
+  expect(state.settled).toBe(false);
+  await dones.release();
+  expect(state.outcome).toBe("resolved");
+});
+
+test("by default (finishAhead 0) a worker takes again only once its done answered", async () => {
+  const queue = new FakeQueue(["a", "b"]);
+  const dones = held();
+  queue.verbs.done = dones.verb;
+  const state = run(queue, () => undefined);
+  await settle();
+  expect(queue.log).toEqual(["take", "forget a#1", "done a#1"]);
+  await dones.release();
+  expect(queue.log.slice(3)).toEqual(["take", "forget b#2", "done b#2"]);
+  await dones.release();
+  expect(state.outcome).toBe("resolved");
+});
+
+test("at most finishAhead leases finish in the background: a worker whose handler ended then waits for the oldest to finish before it hands its lease on and takes again", async () => {
+  const queue = new FakeQueue(["a", "b", "c", "d"]);
+  const forgets = held();
+  queue.verbs.forget = forgets.verb;
+  const handled: string[] = [];
+  const state = run(queue, (item) => void handled.push(item), { finishAhead: 2 });
+  await settle();
+  expect(handled).toEqual(["a", "b", "c"]);
+  expect(queue.log).toEqual(["take", "forget a#1", "take", "forget b#2", "take"]); // c handled, not handed on
+  await forgets.release(); // a's forget, then its done: a is finished
+  expect(queue.log.slice(5)).toEqual(["done a#1", "forget c#3", "take"]);
+  expect(handled).toEqual(["a", "b", "c", "d"]); // d handled, waits for b
+  expect(forgets.waiting).toHaveLength(2); // b's and c's: never more than 2
+  for (let i = 0; i < 3; i++) await forgets.release();
+  expect(state.outcome).toBe("resolved");
+  expect(queue.log.filter((call) => call.startsWith("done"))).toEqual(["done a#1", "done b#2", "done c#3", "done d#4"]);
+});
+
+test("with finishAhead, workers waiting for the oldest lease to finish take turns: each hands on one lease per lease finished", async () => {
+  const queue = new FakeQueue(["a", "b", "c", "d"]);
+  const forgets = held();
+  queue.verbs.forget = forgets.verb;
+  const state = run(queue, () => undefined, { finishAhead: 1, concurrency: 3 });
+  await settle();
+  expect(forgets.waiting).toHaveLength(1); // a's; b and c handled, waiting
+  await forgets.release();
+  expect(forgets.waiting).toHaveLength(1); // b's or c's, not both
+  await forgets.release();
+  await forgets.release();
+  expect(forgets.waiting).toHaveLength(1); // d's
+  await forgets.release();
+  expect(state.outcome).toBe("resolved");
+});
+
+test("with finishAhead, a refused done in the background is reported to onError with its item, and the workers go on", async () => {
+  const queue = new FakeQueue(["a", "b"]);
+  queue.verbs.done = (lease) =>
+    lease.item === "a" ? Promise.reject(new StaleLeaseError("done", lease.item, lease.token)) : Promise.resolve();
+  const state = run(queue, () => undefined, { finishAhead: 3 });
+  await settle();
+  expect(state.outcome).toBe("resolved");
+  expect(queue.log).toContain("onError a StaleLeaseError");
+  expect(queue.log.filter((call) => call.startsWith("done"))).toEqual(["done a#1", "done b#2"]);
+});
+
+test("with finishAhead, a refused forget in the background ends that lease's calls, as without it", async () => {
+  const queue = new FakeQueue(["a", "b"]);
+  queue.verbs.forget = (lease) =>
+    lease.item === "a" ? Promise.reject(new StaleLeaseError("forget", lease.item, lease.token)) : Promise.resolve();
+  const state = run(queue, () => undefined, { finishAhead: 3 });
+  await settle();
+  expect(state.outcome).toBe("resolved");
+  expect(queue.log.filter((call) => call.includes(" a"))).toEqual(["forget a#1", "onError a StaleLeaseError"]);
+});
+
+test("with finishAhead, the workers' signal stops them taking, and the promise resolves only once the leases finishing in the background have finished", async () => {
+  const queue = new FakeQueue(["a", "wait"]);
+  const dones = held();
+  queue.verbs.done = dones.verb;
+  const controller = new AbortController();
+  const state = run(queue, () => undefined, { finishAhead: 4, signal: controller.signal });
+  await settle();
+  expect(queue.log).toEqual(["take", "forget a#1", "take", "done a#1"]);
+  controller.abort();
+  await settle();
+  expect(state.settled).toBe(false); // a's done is in flight
+  await dones.release();
+  expect(state.outcome).toBe("resolved");
+});
+
+test("with finishAhead, a failing handler's retry, onError, onGiveUp and done run in the background in that order", async () => {
+  const queue = new FakeQueue(["a", "b"]);
+  queue.verbs.retry = async () => false;
+  const state = run(
+    queue,
+    (item) => {
+      throw new Error(`boom ${item}`);
+    },
+    { finishAhead: 2 },
+  );
+  await settle();
+  expect(state.outcome).toBe("resolved");
+  expect(queue.log.filter((call) => call.includes(" a"))).toEqual([
+    "retry a#1",
+    "onError a boom a",
+    "onGiveUp a boom a",
+    "done a#1",
+  ]);
+});
+
+test("the running handlers share one listener on the workers' signal, removed once none runs; its abort reaches a handler still running after another ended", async () => {
+  const queue = new FakeQueue(["a", "b", "wait"]);
+  const controller = new AbortController();
+  const reason = new Error("stop");
+  const { handler, release } = gated();
+  const signals = new Map<string, AbortSignal>();
+  const state = run(
+    queue,
+    (item, { signal }) => {
+      signals.set(item, signal);
+      return handler(item);
+    },
+    { concurrency: 2, signal: controller.signal },
+  );
+  await settle();
+  expect(getEventListeners(controller.signal, "abort")).toHaveLength(1); // two handlers, one listener
+  await release("a"); // a's worker now waits in take, with a listener of its own
+  expect(getEventListeners(controller.signal, "abort")).toHaveLength(2);
+  controller.abort(reason);
+  expect(signals.get("b")?.reason).toBe(reason);
+  expect(signals.get("a")?.aborted).toBe(false); // ended before the abort
+  await release("b");
+  expect(state.outcome).toBe("resolved");
+  expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+});
+
+test("a handler whose lease arrived after the workers' signal aborted starts with its signal aborted, with the reason", async () => {
+  const queue = new FakeQueue([]);
+  const controller = new AbortController();
+  const reason = new Error("stop");
+  queue.take = async () => {
+    queue.log.push("take");
+    if (controller.signal.aborted) throw reason;
+    controller.abort(reason);
+    return { item: "a", token: 1, expiresAt: 0 };
+  };
+  let seen: unknown = "not aborted";
+  const state = run(
+    queue,
+    (_, { signal }) => {
+      seen = signal.aborted ? signal.reason : "not aborted";
+    },
+    { signal: controller.signal },
+  );
+  await settle();
+  expect(seen).toBe(reason);
+  expect(state.outcome).toBe("resolved");
+  expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+});

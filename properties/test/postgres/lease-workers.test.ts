@@ -113,41 +113,45 @@ class Recorder {
   }
 }
 
-test("two instances of one queue, three workers each: every key is handled, never in two handlers at once, an add during its handler handles it again, and each lease's calls are the model's", async () => {
-  const name = freshName();
-  const [a, b] = [open(name), open(name)];
-  const recorders = [new Recorder(a), new Recorder(b)];
-  const active = new Set<string>();
-  const handled: string[] = [];
-  let overlaps = 0;
-  const keys = Array.from({ length: 30 }, (_, i) => `ns/pod-${i}`);
-  const workers = recorders.map((recorder) =>
-    runLeaseWorkers(
-      recorder.wrapped(),
-      async (key, { token }) => {
-        recorder.started(key, token, true);
-        if (active.has(key)) overlaps += 1;
-        active.add(key);
-        if (key === "ns/pod-0" && !handled.includes(key)) await a.add(key); // added while in flight: once more after
-        await sleep(5);
-        active.delete(key);
-        handled.push(key);
-      },
-      recorder.options({ concurrency: 3 }),
-    ),
-  );
-  for (const key of keys) await a.add(key);
-  await b.shutDownWithDrain();
-  await Promise.all(workers);
-  expect(overlaps).toBe(0);
-  expect([...handled].sort()).toEqual(["ns/pod-0", ...keys].sort());
-  for (const recorder of recorders) {
-    const { made, model } = recorder.compared();
-    expect(made).toEqual(model);
-    expect(recorder.errors).toEqual([]);
-  }
-  expect(recorders.reduce((sum, r) => sum + r.calls.size, 0)).toBe(handled.length);
-}, 60_000);
+test.each([0, 4])(
+  "two instances of one queue, three workers each, finishAhead %i: every key is handled, never in two handlers at once, an add during its handler handles it again, and each lease's calls are the model's",
+  async (finishAhead) => {
+    const name = freshName();
+    const [a, b] = [open(name), open(name)];
+    const recorders = [new Recorder(a), new Recorder(b)];
+    const active = new Set<string>();
+    const handled: string[] = [];
+    let overlaps = 0;
+    const keys = Array.from({ length: 30 }, (_, i) => `ns/pod-${i}`);
+    const workers = recorders.map((recorder) =>
+      runLeaseWorkers(
+        recorder.wrapped(),
+        async (key, { token }) => {
+          recorder.started(key, token, true);
+          if (active.has(key)) overlaps += 1;
+          active.add(key);
+          if (key === "ns/pod-0" && !handled.includes(key)) await a.add(key); // added while in flight: once more after
+          await sleep(5);
+          active.delete(key);
+          handled.push(key);
+        },
+        recorder.options({ concurrency: 3, finishAhead }),
+      ),
+    );
+    for (const key of keys) await a.add(key);
+    await b.shutDownWithDrain();
+    await Promise.all(workers);
+    expect(overlaps).toBe(0);
+    expect([...handled].sort()).toEqual(["ns/pod-0", ...keys].sort());
+    for (const recorder of recorders) {
+      const { made, model } = recorder.compared();
+      expect(made).toEqual(model);
+      expect(recorder.errors).toEqual([]);
+    }
+    expect(recorders.reduce((sum, r) => sum + r.calls.size, 0)).toBe(handled.length);
+  },
+  60_000,
+);
 
 test("a handler that runs longer than its lease keeps it by heartbeats: no other taker gets the item meanwhile, and its forget and done are accepted", async () => {
   const name = freshName();
@@ -255,36 +259,39 @@ test("a lease lost while its handler runs aborts the handler's signal with the S
   expect((await stolen).token).toBeGreaterThan(Math.max(...recorder.calls.keys())); // the item is the thief's now
 }, 60_000);
 
-test("a failing handler: retry, onError and done; at maxRetries retry gives up and onGiveUp follows, as the model says", async () => {
-  const name = freshName();
-  const queue = open(name, 30_000, 2);
-  const recorder = new Recorder(queue);
-  await queue.add("failing");
-  let runs = 0;
-  const boom = new Error("boom");
-  const workers = runLeaseWorkers(
-    recorder.wrapped(),
-    (key, { token }) => {
-      recorder.started(key, token, false);
-      runs += 1;
-      if (runs === 2) queue.shutDown();
-      throw boom;
-    },
-    recorder.options(),
-  );
-  await workers;
-  const { made, model } = recorder.compared();
-  expect(made).toEqual([
-    ["retry", "onError", "done"],
-    ["retry", "onError", "onGiveUp", "done"],
-  ]);
-  expect(made).toEqual(model);
-  expect(recorder.errors).toEqual([
-    ["failing", boom],
-    ["failing", boom],
-  ]);
-  expect(await queue.failures("failing")).toBe(2);
-});
+test.each([0, 2])(
+  "a failing handler, finishAhead %i: retry, onError and done; at maxRetries retry gives up and onGiveUp follows, as the model says",
+  async (finishAhead) => {
+    const name = freshName();
+    const queue = open(name, 30_000, 2);
+    const recorder = new Recorder(queue);
+    await queue.add("failing");
+    let runs = 0;
+    const boom = new Error("boom");
+    const workers = runLeaseWorkers(
+      recorder.wrapped(),
+      (key, { token }) => {
+        recorder.started(key, token, false);
+        runs += 1;
+        if (runs === 2) queue.shutDown();
+        throw boom;
+      },
+      recorder.options({ finishAhead }),
+    );
+    await workers;
+    const { made, model } = recorder.compared();
+    expect(made).toEqual([
+      ["retry", "onError", "done"],
+      ["retry", "onError", "onGiveUp", "done"],
+    ]);
+    expect(made).toEqual(model);
+    expect(recorder.errors).toEqual([
+      ["failing", boom],
+      ["failing", boom],
+    ]);
+    expect(await queue.failures("failing")).toBe(2);
+  },
+);
 
 test("a take that cannot reach the database is reported with item undefined and made again after pauseMs, until the signal stops the workers", async () => {
   const unreachable = new pg.Pool({ connectionString: "postgres://postgres@127.0.0.1:1/test", max: 1 });
@@ -448,29 +455,35 @@ function failing(queue: PostgresWorkQueue, verb: "forget" | "done", error: Error
 }
 
 test.each([
-  ["forget", "refused", ["forget", "onError"]],
-  ["forget", "unavailable", ["forget", "onError", "done"]],
-  ["done", "unavailable", ["forget", "done", "onError"]],
-] as const)("a %s %s: reported, and the calls go on as the model says (%j)", async (verb, fault, calls) => {
-  const queue = open(freshName(), 30_000);
-  await queue.add("a");
-  const error =
-    fault === "refused" ? new StaleLeaseError(verb, "a", 1) : new DatabaseUnavailableError(verb, new Error("cut"));
-  const recorder = new Recorder(failing(queue, verb, error));
-  const controller = new AbortController();
-  await runLeaseWorkers(
-    recorder.wrapped(),
-    (key, { token }) => {
-      recorder.started(key, token, true);
-      controller.abort();
-    },
-    recorder.options({ signal: controller.signal }),
-  );
-  const { made, model } = recorder.compared();
-  expect(made).toEqual([calls]);
-  expect(made).toEqual(model);
-  expect(recorder.errors).toEqual([["a", error]]);
-});
+  ["forget", "refused", ["forget", "onError"], 0],
+  ["forget", "unavailable", ["forget", "onError", "done"], 0],
+  ["done", "unavailable", ["forget", "done", "onError"], 0],
+  ["forget", "refused", ["forget", "onError"], 1],
+  ["done", "refused", ["forget", "done", "onError"], 1],
+  ["done", "unavailable", ["forget", "done", "onError"], 1],
+] as const)(
+  "a %s %s: reported, and the calls go on as the model says (%j), finishAhead %i",
+  async (verb, fault, calls, finishAhead) => {
+    const queue = open(freshName(), 30_000);
+    await queue.add("a");
+    const error =
+      fault === "refused" ? new StaleLeaseError(verb, "a", 1) : new DatabaseUnavailableError(verb, new Error("cut"));
+    const recorder = new Recorder(failing(queue, verb, error));
+    const controller = new AbortController();
+    await runLeaseWorkers(
+      recorder.wrapped(),
+      (key, { token }) => {
+        recorder.started(key, token, true);
+        controller.abort();
+      },
+      recorder.options({ signal: controller.signal, finishAhead }),
+    );
+    const { made, model } = recorder.compared();
+    expect(made).toEqual([calls]);
+    expect(made).toEqual(model);
+    expect(recorder.errors).toEqual([["a", error]]);
+  },
+);
 
 test("an onGiveUp that throws is reported to onError, after the handler's error, and done follows", async () => {
   const queue = open(freshName(), 30_000, 0);
