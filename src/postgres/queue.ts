@@ -640,10 +640,14 @@ export class PostgresWorkQueue {
 
   /**
    * Waits for `woken`, the next expiry or due time, `pollMs` or the abort, whichever comes first; not at all when
-   * the signal aborted during the look, whose abort event has passed.
+   * the signal aborted during the look, whose abort event has passed, or when the clock passed the next event then.
    */
   #sleep(woken: Promise<void>, nextEvent: number | undefined, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return Promise.resolve(); // the next round's throwIfAborted rejects with its reason
+    // The clock passed the next event while the look ran: look again now. A virtual clock runs a timer armed for a
+    // time that has passed only when it moves again (§18.9), and nothing else would wake the take.
+    if (nextEvent !== undefined && this.#clock !== undefined && nextEvent <= this.#clock.now())
+      return Promise.resolve();
     return new Promise<void>((resolve) => {
       const timers: (() => void)[] = [];
       const finish = (): void => {
