@@ -2,6 +2,7 @@
  * Prefetched leases ([docs/spec.md §20.18](../../docs/spec.md#§20-leases-on-postgresql)): a `get` or `take` that finds the buffer empty
  * leases the heads of the queue for itself, the calls waiting beside it and `size` more in one statement; the
  * surplus waits here, in the queue's order, for the queue object's next calls, which it serves without a statement.
+ * A hand-on that leaves half of `size` or fewer refills the buffer in the background, behind the buffered leases.
  *
  * @internal
  */
@@ -56,10 +57,19 @@ export class LeaseBuffer<P extends Prefetched> {
   #head = 0;
   /** The items of the buffered leases. */
   readonly #items = new Set<string>();
-  /** The `get`s and `take`s waiting for the fill in progress, in the order they were called; empty while none runs. */
+  /**
+   * The `get`s and `take`s waiting for the fill in progress, in the order they were called; empty while none runs.
+   * While one waits, the buffer is empty or its head is stale, and every later call waits behind it.
+   */
   #waiters: Waiter<P>[] = [];
-  /** Whether a fill runs: it serves the waiters until none is left. */
+  /** Whether a fill runs: a call's, or a refill begun by a hand-on; either serves the waiters until none is left. */
   #filling = false;
+  /**
+   * Whether a hand-on that leaves half of `size` or fewer starts a refill: after a fetch that brought all it asked
+   * for. Not after one that brought fewer (nothing more was queued) or failed: then the next fill is that of a call
+   * that finds the buffer empty, so that an empty queue or a database that is down costs no statement per hand-on.
+   */
+  #refills = false;
   /** Cancels the timer that gives back the head when it stops being fresh, while one is set. */
   #cancelTimer: (() => void) | undefined;
   readonly #turns = new Turns();
@@ -85,16 +95,21 @@ export class LeaseBuffer<P extends Prefetched> {
 
   /**
    * The next lease, in the queue's order and in the order the calls were made: at once from the buffer while it
-   * holds a fresh one, otherwise from a fill; `undefined` when nothing is queued. Rejects with the fill's error.
+   * holds a fresh one and no call waits (a refill may run meanwhile), otherwise from a fill; `undefined` when
+   * nothing is queued. Rejects with the error of the fill's statement sent while it waited. A hand-on that leaves
+   * half of `size` or fewer, while no fill runs, starts a refill in the background (see {@link #refills}).
    */
   next(verb: "get" | "take"): Promise<P | undefined> {
     const head = this.#leases[this.#head];
-    if (!this.#filling && head !== undefined && this.#source.now() <= head.freshUntil) {
-      return Promise.resolve(this.#shift());
+    if (this.#waiters.length === 0 && head !== undefined && this.#source.now() <= head.freshUntil) {
+      const lease = this.#shift();
+      // Early, so that the next leases are buffered before the calls need them: a fill costs 30–140 ms.
+      if (!this.#filling && this.#refills && this.count <= this.#size / 2) void this.#fill(verb);
+      return Promise.resolve(lease);
     }
     return new Promise<P | undefined>((resolve, reject) => {
       this.#waiters.push({ verb, resolve, reject });
-      if (!this.#filling) void this.#fill();
+      if (!this.#filling) void this.#fill(verb);
     });
   }
 
@@ -137,37 +152,52 @@ export class LeaseBuffer<P extends Prefetched> {
     this.#cancelTimer = undefined;
   }
 
-  /** Serves the waiters, from the buffer, then from one statement each round, until none is left. */
-  async #fill(): Promise<void> {
+  /**
+   * Brings the buffer back to `size` leases beyond the waiters, in one statement each round, and serves the waiters,
+   * until none is left: a round at least, so that a refill (`verb` names its error) runs with none waiting.
+   */
+  async #fill(verb: "get" | "take"): Promise<void> {
     this.#filling = true;
-    while (this.#waiters.length > 0) {
-      await this.#turns.alone(async () => {
-        await this.#release(this.#staleOnes());
-        this.#serve();
-        const first = this.#waiters[0];
-        // Stryker disable next-line ConditionalExpression: equivalent when false: with no waiter left, first.verb's TypeError is caught below and rejects the waiters of no verb
-        if (first === undefined) return;
-        let fetched: readonly P[];
-        try {
-          fetched = await this.#source.fetch(first.verb, this.#waiters.length + this.#size);
-        } catch (error) {
-          // The error names the call its caller made: only those of that verb are answered with it.
-          const failed = this.#waiters.filter((waiter) => waiter.verb === first.verb);
-          this.#waiters = this.#waiters.filter((waiter) => waiter.verb !== first.verb);
-          for (const waiter of failed) waiter.reject(error);
-          return;
-        }
-        this.#leases = [...this.#leases.slice(this.#head), ...fetched];
-        this.#head = 0;
-        for (const lease of fetched) this.#items.add(lease.item);
-        this.#serve();
-        // Fewer than asked for: nothing more is queued, which each remaining call answers.
-        for (const waiter of this.#waiters.splice(0)) waiter.resolve(undefined);
-      });
-    }
+    do {
+      await this.#turns.alone(() => this.#round(verb));
+    } while (this.#waiters.length > 0);
     this.#filling = false;
     this.#arm();
     if (this.count > 0) this.#source.filled();
+  }
+
+  /** One round of {@link #fill}, alone: the leases fetched go after the buffered ones, which were heads before them. */
+  async #round(verb: "get" | "take"): Promise<void> {
+    await this.#release(this.#staleOnes());
+    this.#serve();
+    const waiting = this.#waiters.length;
+    const first = this.#waiters[0];
+    const asked = waiting + this.#size - this.count; // at least 1: a refill starts at half of `size` or fewer
+    let fetched: readonly P[];
+    try {
+      fetched = await this.#source.fetch(first?.verb ?? verb, asked);
+    } catch (error) {
+      this.#refills = false;
+      // A refill's error is nobody's: the calls that came meanwhile get a statement of their own, the next round.
+      if (first === undefined) return;
+      // The error names the call its caller made: only those of that verb are answered with it.
+      const failed = this.#waiters.filter((waiter) => waiter.verb === first.verb);
+      this.#waiters = this.#waiters.filter((waiter) => waiter.verb !== first.verb);
+      for (const waiter of failed) waiter.reject(error);
+      return;
+    }
+    this.#leases = [...this.#leases.slice(this.#head), ...fetched];
+    this.#head = 0;
+    for (const lease of fetched) this.#items.add(lease.item);
+    this.#refills = fetched.length === asked;
+    // A head that went stale during the statement goes back, with every lease after it, before any is handed on.
+    const stale = this.#staleOnes();
+    await this.#release(stale);
+    this.#serve();
+    // Fewer than asked for, and none given back: nothing more is queued, which each remaining call answers.
+    if (fetched.length < asked && stale.length === 0) {
+      for (const waiter of this.#waiters.splice(0)) waiter.resolve(undefined);
+    }
   }
 
   /**

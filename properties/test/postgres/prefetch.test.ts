@@ -5,10 +5,11 @@
  * the option's errors. The conformance suite with a buffer is prefetch-conformance.test.ts; a process killed with
  * a full buffer, lease-workers-killed.test.ts; the multi-process history, multi-process-history.test.ts.
  */
-import { afterAll, expect, test } from "vitest";
+import type pg from "pg";
+import { afterAll, expect, test, vi } from "vitest";
 import { type MetricsSink, type SharedQueueGauges, VirtualClock } from "../../../src/index.js";
 import { DatabaseUnavailableError, type Lease, PostgresWorkQueue } from "../../../src/postgres/index.js";
-import { counting, freshName, freshSchema } from "./database.js";
+import { freshName, freshSchema, lostConnection } from "./database.js";
 
 const { pool, schema } = freshSchema("prefetch");
 const opened: PostgresWorkQueue[] = [];
@@ -50,20 +51,155 @@ test("another instance never gets a buffered item while its lease lives, and onc
   expect(await drainItems(other)).toEqual(["k2", "k3", "k4", "k5", "k7"]);
 });
 
-test("with prefetch 4, ten gets made one after another send two statements, each leasing the head for its get and the four after it; a get of the empty queue one more", async () => {
-  const { pool: counted, sent } = counting(pool);
+/**
+ * `pool`, whose `lease_many`s are recorded by the count they ask for (`asked`); the next one after `hold()` waits
+ * until the held statement's `answer()` sends it, or its `fail()` rejects it as a lost connection does.
+ */
+function holding() {
+  const asked: number[] = [];
+  let gate: Promise<void> | undefined;
+  const hold = () => {
+    const held = { answer: () => {}, fail: () => {} };
+    gate = new Promise<void>((resolve, reject) => {
+      held.answer = resolve;
+      held.fail = () => reject(lostConnection);
+    });
+    return held;
+  };
+  const proxy = new Proxy(pool, {
+    get(target, key) {
+      if (key === "query") {
+        return async (text: string, values?: unknown[]) => {
+          if (text.includes(".lease_many(")) {
+            asked.push(Number(values?.[3]));
+            const held = gate;
+            gate = undefined;
+            if (held !== undefined) await held;
+          }
+          return target.query(text, values);
+        };
+      }
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { pool: proxy, asked, hold };
+}
+
+/** A queue of `items` on `pool`, with prefetch 4 and leaseMs 1000, and another instance of it without a buffer. */
+async function refilling(pool: pg.Pool, items: readonly string[], options: { clock?: VirtualClock } = {}) {
   const name = freshName();
-  const queue = new PostgresWorkQueue({ pool: counted, schema, name, maxRetries: 3, prefetch: 4 });
+  const queue = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3, prefetch: 4, leaseMs: 1_000, ...options });
   opened.push(queue);
-  const items = Array.from({ length: 10 }, (_, i) => `i${i}`);
-  await Promise.all(items.map((item) => queue.add(item)));
-  sent.length = 0;
+  const other = open(name, { leaseMs: 1_000, ...options });
+  for (const item of items) await other.add(item);
+  return { queue, other };
+}
+
+/** Whether `promise` is settled once the calls that can run now ran. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+const tenItems = Array.from({ length: 10 }, (_, i) => `i${i}`);
+
+test("with prefetch 4, a get that finds the buffer empty leases its head and four more in one statement; the hand-on that leaves two starts a refill asking for two, after the buffered leases, while the next gets are served from the buffer at once", async () => {
+  const { pool: held, asked, hold } = holding();
+  const { queue } = await refilling(held, tenItems);
+  expect((await queue.get())?.item).toBe("i0");
+  expect(asked).toEqual([5]);
+  expect((await queue.get())?.item).toBe("i1"); // three left: no refill
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(asked).toEqual([5]);
+  const refill = hold();
+  expect((await queue.get())?.item).toBe("i2"); // two left: half of 4
+  await vi.waitFor(() => expect(asked).toEqual([5, 2]));
+  expect((await queue.get())?.item).toBe("i3"); // served while the refill is unanswered
+  expect((await queue.get())?.item).toBe("i4");
+  const fifth = queue.get(); // the buffer is empty: it waits for the refill
+  expect(await settled(fifth)).toBe(false);
+  refill.answer();
+  expect((await fifth)?.item).toBe("i5");
   const got: string[] = [];
-  for (const _ of items) got.push(((await queue.get()) as Lease).item);
-  expect(got).toEqual(items);
-  expect(sent).toEqual(["lease_many", "lease_many"]);
+  for (let lease = await queue.get(); lease !== undefined; lease = await queue.get()) got.push(lease.item);
+  expect(got).toEqual(["i6", "i7", "i8", "i9"]);
+});
+
+test("a refill that brings fewer than it asked for starts no other: a get of the empty queue sends one statement", async () => {
+  const { pool: held, asked } = holding();
+  const { queue } = await refilling(held, tenItems.slice(0, 6));
+  for (const item of ["i0", "i1", "i2"]) expect((await queue.get())?.item).toBe(item);
+  await vi.waitFor(() => expect(asked).toEqual([5, 2]));
+  await queue.size(); // a statement of the object: after the refill
+  for (const item of ["i3", "i4", "i5"]) expect((await queue.get())?.item).toBe(item);
   expect(await queue.get()).toBeUndefined();
-  expect(sent).toEqual(["lease_many", "lease_many", "lease_many"]);
+  expect(asked).toEqual([5, 2, 5]);
+});
+
+test("a refill that fails rejects nobody: a get that came meanwhile, to the empty buffer, is served by a statement of its own", async () => {
+  const { pool: held, asked, hold } = holding();
+  const { queue } = await refilling(held, tenItems);
+  for (const item of ["i0", "i1"]) expect((await queue.get())?.item).toBe(item);
+  const refill = hold();
+  expect((await queue.get())?.item).toBe("i2");
+  await vi.waitFor(() => expect(asked).toEqual([5, 2]));
+  for (const item of ["i3", "i4"]) expect((await queue.get())?.item).toBe(item);
+  const waiting = queue.get();
+  refill.fail();
+  expect((await waiting)?.item).toBe("i5");
+  expect(asked).toEqual([5, 2, 5]);
+});
+
+test("after a refill that failed, hand-ons start no refill: the next fill is that of a call that finds the buffer empty", async () => {
+  const { pool: held, asked, hold } = holding();
+  const { queue } = await refilling(held, tenItems);
+  for (const item of ["i0", "i1"]) expect((await queue.get())?.item).toBe(item);
+  const refill = hold();
+  expect((await queue.get())?.item).toBe("i2");
+  await vi.waitFor(() => expect(asked).toEqual([5, 2]));
+  refill.fail();
+  await queue.size(); // a statement of the object: after the refill
+  for (const item of ["i3", "i4"]) expect((await queue.get())?.item).toBe(item);
+  await queue.size();
+  expect(asked).toEqual([5, 2]);
+  expect((await queue.get())?.item).toBe("i5");
+  expect(asked).toEqual([5, 2, 5]);
+});
+
+test("a buffered head that goes stale while a refill runs is not handed on: it goes back with every lease after it, the refill's too, and the get waiting for it is served a new lease of it", async () => {
+  const clock = new VirtualClock();
+  const { pool: held, asked, hold } = holding();
+  const { queue } = await refilling(held, tenItems, { clock });
+  for (const item of ["i0", "i1"]) expect((await queue.get())?.item).toBe(item);
+  const refill = hold();
+  expect((await queue.get())?.item).toBe("i2");
+  await vi.waitFor(() => expect(asked).toEqual([5, 2]));
+  clock.advance(501); // i3's lease has less than half of leaseMs left
+  const waiting = queue.get();
+  refill.answer();
+  expect(await waiting).toMatchObject({ item: "i3", expiresAt: clock.now() + 1_000 });
+  expect(asked).toEqual([5, 2, 5]);
+});
+
+test("a give-back of every lease while a refill runs gives back the refill's leases too: close during a refill leaves every item not handed on queued, in its place", async () => {
+  const { pool: held, asked, hold } = holding();
+  const { queue, other } = await refilling(held, tenItems);
+  for (const item of ["i0", "i1"]) expect((await queue.get())?.item).toBe(item);
+  const refill = hold();
+  expect((await queue.get())?.item).toBe("i2");
+  await vi.waitFor(() => expect(asked).toEqual([5, 2]));
+  const closing = queue.close();
+  expect(await settled(closing)).toBe(false); // after the refill
+  refill.answer();
+  await closing;
+  expect(await other.inFlight()).toBe(3);
+  expect(await drainItems(other)).toEqual(tenItems.slice(3));
 });
 
 test("an instance's own calls see no buffer: an add of a buffered item changes nothing, and a retry with token 0 gives the lease back first and is accepted", async () => {
