@@ -75,7 +75,7 @@ async function handed(buffer: LeaseBuffer<Fake>, verb: "get" | "take"): Promise<
   return lease?.item;
 }
 
-test("a get leases its head and size more in one statement; the next calls are served from the buffer in the queue's order without one", async () => {
+test("a get leases its head and size more in one statement; the next calls are served from the buffer in the queue's order, a hand-on that leaves half of size or fewer refilling it in the background", async () => {
   const { buffer, log, queue } = fakeQueue(["a", "b", "c", "d"], 2);
   expect(await handed(buffer, "get")).toBe("a");
   expect([buffer.count, buffer.has("b"), buffer.has("c"), buffer.has("a"), queue()]).toEqual([
@@ -87,10 +87,12 @@ test("a get leases its head and size more in one statement; the next calls are s
   ]);
   expect(await handed(buffer, "take")).toBe("b");
   expect(await handed(buffer, "get")).toBe("c");
-  expect(log).toEqual(["fetch get 3", "filled"]);
+  // b left 1 of 2: a refill of 1 buffered d; c left 1 again: a refill found nothing, and refills stop
+  expect(log).toEqual(["fetch get 3", "filled", "fetch take 1", "filled", "fetch get 1", "filled"]);
   expect(await handed(buffer, "take")).toBe("d");
   expect(await handed(buffer, "get")).toBeUndefined();
-  expect(log).toEqual(["fetch get 3", "filled", "fetch take 3", "fetch get 3"]); // no lease left: not filled
+  // the get's own fill, which found nothing: not filled
+  expect(log).toEqual(["fetch get 3", "filled", "fetch take 1", "filled", "fetch get 1", "filled", "fetch get 3"]);
 });
 
 test("calls made while a fill runs wait for it and are answered in the order they were made; those beyond what is queued get undefined", async () => {
@@ -119,7 +121,8 @@ test("a lease is handed on while now is at most its freshUntil; after, it goes b
   expect(await handed(buffer, "get")).toBe("b"); // at freshUntil: fresh
   state.now = 51;
   expect(await handed(buffer, "get")).toBe("c"); // c went back to its place and was leased again
-  expect(log).toEqual(["fetch get 3", "filled", "release c", "fetch get 3", "filled"]);
+  // b left 1 of 2: a refill buffered d; then c, stale, went back with d after it
+  expect(log).toEqual(["fetch get 3", "filled", "fetch get 1", "filled", "release c,d", "fetch get 3", "filled"]);
   expect(queue()).toEqual([]);
   expect(buffer.count).toBe(1); // d
 });
@@ -260,7 +263,8 @@ test("a call made as a fill ends is served from what the fill buffered, and the 
   await idle();
   const next = await Promise.race([buffer.next("get"), idle().then(() => "still waiting")]);
   expect(itemOf(next as Fake)).toBe("c");
-  expect(log).toEqual(["fetch get 4", "filled"]);
+  await idle();
+  expect(log).toEqual(["fetch get 4", "filled", "fetch get 2", "filled"]); // c left 1 of 3: a refill, which found nothing
 });
 
 test("around waiting for its turn while a fill buffers one of its items gives that lease back first, and runs its statement once", async () => {
