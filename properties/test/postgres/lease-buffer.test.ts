@@ -14,17 +14,18 @@ interface Fake extends Prefetched {
 
 /**
  * A queue of `items` behind a buffer of `size`: `fetch` leases its heads, fresh for `freshFor` from `now`; `release`
- * puts each lease back at its place. It logs every statement, every schedule and every `filled`.
+ * puts each lease back at its place. It logs every statement, every schedule and every `filled`. A fetch answers
+ * once `state.held` has resolved.
  */
 function fakeQueue(items: string[], size: number, freshFor = 50) {
   const queued: Fake[] = items.map((item, place) => ({ item, place, freshUntil: 0 }));
   const log: string[] = [];
   const timers: { at: number; fire: () => void; cancelled: boolean }[] = [];
-  const state = { now: 0, failFetch: 0, failRelease: false };
+  const state = { now: 0, failFetch: 0, failRelease: false, held: Promise.resolve() };
   const source: BufferSource<Fake> = {
     async fetch(verb, count) {
       log.push(`fetch ${verb} ${count}`);
-      await Promise.resolve();
+      await state.held;
       if (state.failFetch > 0) {
         state.failFetch -= 1;
         throw new Error(`${verb} failed`);
@@ -290,4 +291,18 @@ test("around of an item that is not buffered runs beside a shared statement that
   expect(await Promise.race([second, idle().then(() => "waited")])).toBe("second");
   finish();
   expect(await first).toBe("first");
+});
+
+test("calls made while a fill's statement runs, beyond the leases it brought, wait for the next statement of the fill and are answered in order", async () => {
+  const { buffer, log, state } = fakeQueue(["a", "b", "c", "d", "e"], 1);
+  let answer: () => void = () => {};
+  state.held = new Promise((resolve) => (answer = resolve));
+  const first = buffer.next("get"); // the fill asks for this call and one more
+  await idle(); // its statement is sent
+  const later = [buffer.next("take"), buffer.next("get"), buffer.next("get")];
+  answer(); // a and b: the first two calls; the statement brought all it asked for, so more is queued
+  expect((await Promise.all([first, ...later])).map(itemOf)).toEqual(["a", "b", "c", "d"]);
+  await idle();
+  expect(log).toEqual(["fetch get 2", "fetch get 3", "filled"]);
+  expect([buffer.count, buffer.has("e")]).toEqual([1, true]);
 });
