@@ -15,13 +15,13 @@ interface Fake extends Prefetched {
 /**
  * A queue of `items` behind a buffer of `size`: `fetch` leases its heads, fresh for `freshFor` from `now`; `release`
  * puts each lease back at its place. It logs every statement, every schedule and every `filled`. A fetch answers
- * once `state.held` has resolved.
+ * once `state.held` has resolved; `state.onNow` runs whenever the buffer reads the time.
  */
 function fakeQueue(items: string[], size: number, freshFor = 50) {
   const queued: Fake[] = items.map((item, place) => ({ item, place, freshUntil: 0 }));
   const log: string[] = [];
   const timers: { at: number; fire: () => void; cancelled: boolean }[] = [];
-  const state = { now: 0, failFetch: 0, failRelease: false, held: Promise.resolve() };
+  const state = { now: 0, failFetch: 0, failRelease: false, held: Promise.resolve(), onNow: () => {} };
   const source: BufferSource<Fake> = {
     async fetch(verb, count) {
       log.push(`fetch ${verb} ${count}`);
@@ -39,7 +39,10 @@ function fakeQueue(items: string[], size: number, freshFor = 50) {
       queued.push(...leases);
       queued.sort((a, b) => a.place - b.place);
     },
-    now: () => state.now,
+    now: () => {
+      state.onNow();
+      return state.now;
+    },
     schedule(at, fire) {
       const timer = {
         at,
@@ -305,4 +308,23 @@ test("calls made while a fill's statement runs, beyond the leases it brought, wa
   await idle();
   expect(log).toEqual(["fetch get 2", "fetch get 3", "filled"]);
   expect([buffer.count, buffer.has("e")]).toEqual([1, true]);
+});
+
+test("a call made while a fill's leases are being handed to the calls waiting for it waits behind them: the calls are answered in the order they were made", async () => {
+  const { buffer, log, state } = fakeQueue(["a", "b", "c"], 1);
+  let answer: () => void = () => {};
+  state.held = new Promise((resolve) => (answer = resolve));
+  const first = buffer.next("get");
+  await idle(); // its statement is sent
+  let second: Promise<Fake | undefined> | undefined;
+  // the fill reads the time once its leases are in (to give back a head gone stale): the next call comes then
+  state.onNow = () => {
+    state.onNow = () => {};
+    queueMicrotask(() => (second = buffer.next("get")));
+  };
+  answer();
+  expect(itemOf(await first)).toBe("a");
+  expect(itemOf(await second)).toBe("b");
+  await idle();
+  expect(log).toEqual(["fetch get 2"]);
 });
