@@ -328,3 +328,18 @@ test("a call made while a fill's leases are being handed to the calls waiting fo
   await idle();
   expect(log).toEqual(["fetch get 2"]);
 });
+
+test("hand-ons while a refill runs start no other refill: the buffer is served from meanwhile, and the refill is its only statement", async () => {
+  const { buffer, log, state } = fakeQueue(["a", "b", "c", "d", "e", "f", "g", "h"], 4);
+  expect(await handed(buffer, "get")).toBe("a"); // b, c, d, e buffered
+  expect(await handed(buffer, "get")).toBe("b");
+  let answer: () => void = () => {};
+  state.held = new Promise((resolve) => (answer = resolve));
+  expect(await handed(buffer, "get")).toBe("c"); // leaves two: a refill of two is sent
+  expect(await handed(buffer, "take")).toBe("d"); // the refill runs: served from the buffer, no other refill
+  expect(await handed(buffer, "get")).toBe("e");
+  answer();
+  await idle();
+  expect(log).toEqual(["fetch get 5", "filled", "fetch get 2", "filled"]);
+  expect([buffer.count, buffer.has("f"), buffer.has("g")]).toEqual([2, true, true]);
+});
