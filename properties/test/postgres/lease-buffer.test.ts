@@ -12,10 +12,14 @@ interface Fake extends Prefetched {
   readonly place: number;
 }
 
+/** More fills than any test of this file sends. */
+const statementsAtMost = 20;
+
 /**
  * A queue of `items` behind a buffer of `size`: `fetch` leases its heads, fresh for `freshFor` from `now`; `release`
  * puts each lease back at its place. It logs every statement, every schedule and every `filled`. A fetch answers
- * once `state.held` has resolved; `state.onNow` runs whenever the buffer reads the time.
+ * once `state.held` has resolved, the one after {@link statementsAtMost} fails and the later ones never answer;
+ * `state.onNow` runs whenever the buffer reads the time.
  */
 function fakeQueue(items: string[], size: number, freshFor = 50) {
   const queued: Fake[] = items.map((item, place) => ({ item, place, freshUntil: 0 }));
@@ -25,6 +29,11 @@ function fakeQueue(items: string[], size: number, freshFor = 50) {
   const source: BufferSource<Fake> = {
     async fetch(verb, count) {
       log.push(`fetch ${verb} ${count}`);
+      // No test sends more: a fill that never ends fails its calls once, then waits here for ever, so that its test
+      // fails at once instead of starving the event loop.
+      const sent = log.filter((line) => line.startsWith("fetch")).length;
+      if (sent === statementsAtMost + 1) throw new Error(`more than ${statementsAtMost} fills`);
+      if (sent > statementsAtMost) await new Promise(() => {});
       await state.held;
       if (state.failFetch > 0) {
         state.failFetch -= 1;
