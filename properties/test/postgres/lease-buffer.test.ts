@@ -352,3 +352,18 @@ test("hand-ons while a refill runs start no other refill: the buffer is served f
   expect(log).toEqual(["fetch get 5", "filled", "fetch get 2", "filled"]);
   expect([buffer.count, buffer.has("f"), buffer.has("g")]).toEqual([2, true, true]);
 });
+
+test("a refill that fails rejects nobody: a call that came meanwhile, to the empty buffer, is served by a statement of its own", async () => {
+  const { buffer, log, state } = fakeQueue(["a", "b", "c", "d", "e", "f"], 2);
+  expect(await handed(buffer, "get")).toBe("a"); // b and c buffered
+  let answer: () => void = () => {};
+  state.held = new Promise((resolve) => (answer = resolve));
+  state.failFetch = 1;
+  expect(await handed(buffer, "get")).toBe("b"); // leaves one: a refill of one is sent, and fails
+  expect(await handed(buffer, "get")).toBe("c");
+  const waiting = buffer.next("take"); // the buffer is empty: waits for the refill
+  answer();
+  expect(itemOf(await waiting)).toBe("d"); // its own statement: d, e and f
+  await idle();
+  expect(log).toEqual(["fetch get 3", "filled", "fetch get 1", "fetch take 3", "filled"]);
+});
