@@ -158,16 +158,19 @@ export class LeaseBuffer<P extends Prefetched> {
    */
   async #fill(verb: "get" | "take"): Promise<void> {
     this.#filling = true;
+    // Read after the turn ended, so that a call made as it ended is served. `ran` is there for mutation testing: a
+    // mutant that empties the round or this body ends the loop instead of starving the event loop for ever.
+    let ran: boolean;
     do {
-      await this.#turns.alone(() => this.#round(verb));
-    } while (this.#waiters.length > 0);
+      ran = await this.#turns.alone(() => this.#round(verb));
+    } while (ran && this.#waiters.length > 0);
     this.#filling = false;
     this.#arm();
     if (this.count > 0) this.#source.filled();
   }
 
   /** One round of {@link #fill}, alone: the leases fetched go after the buffered ones, which were heads before them. */
-  async #round(verb: "get" | "take"): Promise<void> {
+  async #round(verb: "get" | "take"): Promise<true> {
     await this.#release(this.#staleOnes());
     this.#serve();
     const waiting = this.#waiters.length;
@@ -179,12 +182,12 @@ export class LeaseBuffer<P extends Prefetched> {
     } catch (error) {
       this.#refills = false;
       // A refill's error is nobody's: the calls that came meanwhile get a statement of their own, the next round.
-      if (first === undefined) return;
+      if (first === undefined) return true;
       // The error names the call its caller made: only those of that verb are answered with it.
       const failed = this.#waiters.filter((waiter) => waiter.verb === first.verb);
       this.#waiters = this.#waiters.filter((waiter) => waiter.verb !== first.verb);
       for (const waiter of failed) waiter.reject(error);
-      return;
+      return true;
     }
     this.#leases = [...this.#leases.slice(this.#head), ...fetched];
     this.#head = 0;
@@ -198,6 +201,7 @@ export class LeaseBuffer<P extends Prefetched> {
     if (fetched.length < asked && stale.length === 0) {
       for (const waiter of this.#waiters.splice(0)) waiter.resolve(undefined);
     }
+    return true;
   }
 
   /**

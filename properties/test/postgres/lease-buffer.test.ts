@@ -367,3 +367,11 @@ test("a refill that fails rejects nobody: a call that came meanwhile, to the emp
   await idle();
   expect(log).toEqual(["fetch get 3", "filled", "fetch get 1", "fetch take 3", "filled"]);
 });
+
+test("a lease is handed on at once while now is at most its freshUntil: at freshUntil, with no refill due, no statement is sent", async () => {
+  const { buffer, log, state } = fakeQueue(["a", "b"], 2);
+  expect(await handed(buffer, "get")).toBe("a"); // b buffered; the fill brought fewer than it asked for: no refill
+  state.now = 50; // b's freshUntil
+  expect(await handed(buffer, "get")).toBe("b");
+  expect(log).toEqual(["fetch get 3", "filled"]);
+});
