@@ -227,6 +227,15 @@ test("a forget, retry or done of a lease the object handed on runs beside a refi
   expect(await queue.inFlight()).toBe(1); // i2's lease; i0 is done, and i1 queued again
 });
 
+test("dones sent together with a token 0 among them take their turn: the buffered lease of its item goes back first, and that done is accepted", async () => {
+  const queue = open(freshName(), { prefetch: 4 });
+  for (const item of ["a", "b", "c", "d"]) await queue.add(item);
+  const [a, b] = [(await queue.get()) as Lease, (await queue.get()) as Lease]; // c and d buffered
+  // a's done goes out alone; b's and d's, made meanwhile, together
+  await Promise.all([queue.done(a), queue.done(b), queue.done({ item: "d", token: 0, expiresAt: 0 })]);
+  expect(await drainItems(queue)).toEqual(["c", "d"]);
+});
+
 test("an instance's own calls see no buffer: an add of a buffered item changes nothing, and a retry with token 0 gives the lease back first and is accepted", async () => {
   const name = freshName();
   const queue = open(name, { prefetch: 4 });
