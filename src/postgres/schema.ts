@@ -563,7 +563,7 @@ language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now);
 begin
   perform from ${s}.items i where i.queue = p_queue and i.item = p_item and i.token = p_token
-    and i.lease = 'live' and i.expires_ms > v_now and i.failures = 0;
+    and i.lease = 'live' and i.expires_ms > v_now and i.failures < 1; -- "= 0" marks the deletions of idle rows (tidy)
   if found then return 'ok'; end if;
   update ${s}.items i set failures = 0 where i.queue = p_queue and i.item = p_item and i.token = p_token
     and i.lease = 'live' and i.expires_ms > v_now;
@@ -591,7 +591,7 @@ declare v_now double precision := ${s}.clock(p_now); v_calls bigint[];
 begin
   select array_agg(array_position(p_items, i.item::text)) into v_calls from ${s}.items i
     where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[array_position(p_items, i.item::text)]
-      and i.lease = 'live' and i.expires_ms > v_now and i.failures = 0;
+      and i.lease = 'live' and i.expires_ms > v_now and i.failures < 1; -- not "= 0": see forget
   with live as (
     update ${s}.items i set failures = 0
       where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[array_position(p_items, i.item::text)]
