@@ -116,10 +116,11 @@ export class ClockModel {
 export function backoffModel(baseMs: number, maxMs: number): ModelRateLimiter<unknown> {
   return {
     when(_item, failures) {
-      // §18.2 as written: the base, doubled failures − 1 times. Doubling is exact, and 2,098 doublings take the
-      // smallest positive number (2^−1074) past every finite max, so more change nothing.
-      let delay = baseMs;
-      for (let n = 1; n < Math.min(failures, 2100); n++) delay *= 2;
+      // §18.2 as written: the base, doubled failures − 1 times (none for fewer than two failures: a negative
+      // length makes an empty list). Doubling is exact, and 2,098 doublings take the smallest positive number
+      // (2^−1074) past every finite max, so more change nothing. A list, not a counted loop: it always ends.
+      const doublings = Array.from({ length: Math.min(failures, 2100) - 1 }, () => 2);
+      const delay = doublings.reduce((d, two) => d * two, baseMs);
       return Math.min(maxMs, delay);
     },
   };

@@ -69,7 +69,10 @@ function livelock(nowMs: number): Error {
 
 /** A timer armed on a {@link VirtualClock}. */
 interface VirtualTimer {
+  /** Its due time: timers run earliest first, the first armed among equals. */
   readonly atMs: number;
+  /** When it runs: `atMs`, or, for a timer armed for a time that had come, the time it was armed at. */
+  readonly runsAtMs: number;
   readonly callback: () => void;
 }
 
@@ -88,7 +91,11 @@ interface VirtualTimer {
 export class VirtualClock {
   /** Invariant: never decreases. */
   #now: number;
-  /** The armed timers, in the order they were armed. Invariant: none has run or been cancelled. */
+  /**
+   * The armed timers, in the order they were armed. Invariant: none has run or been cancelled, and each one's
+   * `runsAtMs` is the later of its `atMs` and `#now` (so running the earliest never moves time backwards: a timer
+   * due before `#now` was armed at `#now`, since time moves only to the earliest due time or past every due time).
+   */
   #timers: VirtualTimer[] = [];
   /** Whether `advance` is running its timers. */
   #advancing = false;
@@ -119,11 +126,12 @@ export class VirtualClock {
    * @param callback - What to run.
    */
   schedule(atMs: number, callback: () => void): () => void {
-    if (this.#advancing && atMs <= this.#now) {
+    const runsAtMs = Math.max(atMs, this.#now); // a timer armed in the past runs now: time never goes backwards
+    if (this.#advancing && runsAtMs <= this.#now) {
       if (this.#overdue.at !== this.#now) this.#overdue = { at: this.#now, count: 0 };
       if (++this.#overdue.count > maxOverdue) throw livelock(this.#now);
     }
-    const timer = { atMs, callback };
+    const timer = { atMs, runsAtMs, callback };
     this.#timers.push(timer);
     return () => {
       this.#timers = this.#timers.filter((t) => t !== timer);
@@ -151,9 +159,11 @@ export class VirtualClock {
     this.#advancing = true;
     this.#overdue = { at: Number.NaN, count: 0 };
     try {
-      // The removal is in the loop's head, not its body: every turn removes a timer, so the loop always ends.
+      // The removal is in the loop's head, not its body: every turn removes a timer, and a timer armed during the
+      // advance that would keep time still counts towards maxOverdue, so the loop ends. Time moves to what
+      // `schedule` computed (no comparison here that a slip could turn into "time stands still, uncounted").
       for (let next = this.#takeDue(end); next !== undefined; next = this.#takeDue(end)) {
-        this.#now = Math.max(this.#now, next.atMs); // a timer armed in the past runs now: time never goes backwards
+        this.#now = next.runsAtMs;
         next.callback();
       }
     } finally {

@@ -41,8 +41,9 @@ interface Waiter<P> {
  * handed out by the database under its own token, and the buffer hands each on once or gives it back.
  *
  * @remarks
- * Statements that name an item run in {@link shared} turns, the fills and give-backs alone ({@link Turns}), so that
- * while one runs the set of buffered items does not change.
+ * Statements that may meet a buffered lease run in {@link shared} turns, the fills and give-backs alone
+ * ({@link Turns}), so that while one runs the set of buffered items does not change. (A call whose tokens are all
+ * above 0 needs none: no buffered lease carries a token a caller holds.)
  */
 export class LeaseBuffer<P extends Prefetched> {
   /** How many leases a fill asks for beyond the calls waiting for it. A positive integer. */

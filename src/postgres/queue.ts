@@ -488,12 +488,18 @@ export class PostgresWorkQueue {
    * refused, §20.4). `extra` are the values after the time, read when the statement goes out.
    */
   #finishing(verb: "done" | "retry" | "forget", extra: () => readonly unknown[]): Batcher<Lease, Answer> {
-    return new Batcher((leases) =>
-      this.#around(
-        leases.map((each) => each.item),
-        () => this.#ending(verb, extra, leases),
-      ),
-    );
+    return new Batcher((leases) => {
+      const send = () => this.#ending(verb, extra, leases);
+      // §20.18: a token above 0 is never a buffered lease's, which no caller holds: the answer and the effect of a
+      // call with one are the same whether a fill or give-back runs beside it, so it waits for none. Token 0 names
+      // whatever lease is live, which may be a buffered one: those calls wait for their turn.
+      return leases.every((each) => each.token > 0)
+        ? send()
+        : this.#around(
+            leases.map((each) => each.item),
+            send,
+          );
+    });
   }
 
   /** The statement of {@link #finishing} for `leases`. */

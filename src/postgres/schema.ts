@@ -556,11 +556,15 @@ begin
 end $$;
 
 -- §8. A live lease, not expired by now, is one statement that is its own fence (§20.4): its item is in flight, so
--- its row stays, and nothing else changes (§20.6, as done's common case).
+-- its row stays, and nothing else changes (§20.6, as done's common case). With no failure counted, the common case
+-- writes nothing (the forget changes nothing): it reads the lease live, and answers as at that read.
 create or replace function ${s}.forget(p_queue text, p_item text, p_token bigint, p_now double precision) returns text
 language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now);
 begin
+  perform from ${s}.items i where i.queue = p_queue and i.item = p_item and i.token = p_token
+    and i.lease = 'live' and i.expires_ms > v_now and i.failures < 1; -- "= 0" marks the deletions of idle rows (tidy)
+  if found then return 'ok'; end if;
   update ${s}.items i set failures = 0 where i.queue = p_queue and i.item = p_item and i.token = p_token
     and i.lease = 'live' and i.expires_ms > v_now;
   if found then return 'ok'; end if;
@@ -578,19 +582,23 @@ end $$;
 -- all of them at once, each item's first call only: one UPDATE clears the failures of the items whose live lease,
 -- not expired by now, they carry (rows found by primary key, calls matched by place, as done_many does); the other
 -- calls then go through forget one by one, in their order. No call changes another's answer: none ends a lease, and
--- a live lease not expired by now is not expired by a settle at now either.
+-- a live lease not expired by now is not expired by a settle at now either. As in forget, the items with no failure
+-- counted are read, not written: a worker's forget after a success, most often, costs no row version.
 create or replace function ${s}.forget_many(p_queue text, p_items text[], p_tokens bigint[], p_now double precision)
 returns table (answer text)
 language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now); v_calls bigint[];
 begin
+  select array_agg(array_position(p_items, i.item::text)) into v_calls from ${s}.items i
+    where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[array_position(p_items, i.item::text)]
+      and i.lease = 'live' and i.expires_ms > v_now and i.failures < 1; -- not "= 0": see forget
   with live as (
     update ${s}.items i set failures = 0
       where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[array_position(p_items, i.item::text)]
-        and i.lease = 'live' and i.expires_ms > v_now
+        and i.lease = 'live' and i.expires_ms > v_now and i.failures <> 0
       returning array_position(p_items, i.item::text) as n
   )
-  select array_agg(l.n) into v_calls from live l;
+  select coalesce(v_calls, '{}') || array_agg(l.n) into v_calls from live l;
   for i in 1 .. cardinality(p_items) loop
     if i = any(v_calls) then answer := 'ok'; else answer := ${s}.forget(p_queue, p_items[i], p_tokens[i], p_now); end if;
     return next;

@@ -1,7 +1,8 @@
 /**
  * Turns at the database for one queue object with prefetched leases ([docs/spec.md §20.18](../../docs/spec.md#§20-leases-on-postgresql)):
- * the statements that fill or empty its buffer of leases take the database alone; every other statement of the
- * object may run beside the others.
+ * the statements that fill or empty its buffer of leases take the database alone; the other statements of the object
+ * that may meet a buffered lease run beside each other. (The calls of leases handed on, all with a token above 0,
+ * take no turn: queue.ts.)
  *
  * @internal
  */

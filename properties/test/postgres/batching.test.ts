@@ -145,3 +145,24 @@ test("a statement that fails rejects every call it carried, naming its verb, and
   expect([await queue.size(), await queue.inFlight()]).toEqual([2, 0]);
   await broken.close(); // its takes' listening connection goes back to the pool
 });
+
+test("a forget, alone or among others, of a live lease whose item has no failure counted writes no row version; one of an item with failures clears them", async () => {
+  const name = freshName();
+  const queue = new PostgresWorkQueue({ pool, schema, name, maxRetries: 5 });
+  for (const item of ["a", "b", "c", "d"]) await queue.add(item);
+  const [a, b, c, d] = [await queue.get(), await queue.get(), await queue.get(), await queue.get()] as Lease[];
+  await queue.retry(d as Lease); // d has a failure counted
+  const versions = async () =>
+    (
+      await pool.query(`select item, xmin::text as version from "${schema}".items where queue = $1 order by item`, [
+        name,
+      ])
+    ).rows;
+  const before = await versions();
+  await queue.forget(a as Lease); // alone: forget
+  await Promise.all([b, c, d].map((lease) => queue.forget(lease as Lease))); // b alone, then c and d in forget_many
+  const after = await versions();
+  expect(after.slice(0, 3)).toEqual(before.slice(0, 3));
+  expect(after[3]?.version).not.toBe(before[3]?.version);
+  expect(await queue.failures("d")).toBe(0);
+});

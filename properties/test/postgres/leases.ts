@@ -202,7 +202,10 @@ async function compare(
       // Each lease of a batch is handed out as get hands one out: its token is §20.2's, whatever else the batch answers.
       if (answer.length === expected.length) {
         const ranks = expected.map((lease) => lease.token);
-        expect(answer.map((lease) => lease.token), `§20.2: the tokens of lease_many ${where()}`).toEqual(ranks);
+        expect(
+          answer.map((lease) => lease.token),
+          `§20.2: the tokens of lease_many ${where()}`,
+        ).toEqual(ranks);
       }
       expect(answer, `§20.18: lease_many ${where()}`).toEqual(expected);
       for (const [k, lease] of got.entries()) {

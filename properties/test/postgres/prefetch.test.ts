@@ -202,6 +202,40 @@ test("a give-back of every lease while a refill runs gives back the refill's lea
   expect(await drainItems(other)).toEqual(tenItems.slice(3));
 });
 
+test("a forget, retry or done of a lease the object handed on runs beside a refill in progress: each is answered while the refill is unanswered", async () => {
+  const { pool: held, asked, hold } = holding();
+  const { queue, other } = await refilling(held, tenItems);
+  const [first, second] = [(await queue.get()) as Lease, (await queue.get()) as Lease];
+  const refill = hold();
+  expect((await queue.get())?.item).toBe("i2");
+  await vi.waitFor(() => expect(asked).toEqual([5, 2]));
+  let answered = false;
+  const calls = (async () => {
+    await queue.forget(first);
+    await queue.done(first);
+    expect(await queue.retry(second)).toBe(true);
+    await queue.done(second);
+    answered = true;
+  })();
+  try {
+    await vi.waitFor(() => expect(answered).toBe(true));
+  } finally {
+    refill.answer(); // also when the calls wait for it, so that the suite's close ends
+  }
+  await calls;
+  expect(await other.failures("i1")).toBe(1);
+  expect(await queue.inFlight()).toBe(1); // i2's lease; i0 is done, and i1 queued again
+});
+
+test("dones sent together with a token 0 among them take their turn: the buffered lease of its item goes back first, and that done is accepted", async () => {
+  const queue = open(freshName(), { prefetch: 4 });
+  for (const item of ["a", "b", "c", "d"]) await queue.add(item);
+  const [a, b] = [(await queue.get()) as Lease, (await queue.get()) as Lease]; // c and d buffered
+  // a's done goes out alone; b's and d's, made meanwhile, together
+  await Promise.all([queue.done(a), queue.done(b), queue.done({ item: "d", token: 0, expiresAt: 0 })]);
+  expect(await drainItems(queue)).toEqual(["c", "d"]);
+});
+
 test("an instance's own calls see no buffer: an add of a buffered item changes nothing, and a retry with token 0 gives the lease back first and is accepted", async () => {
   const name = freshName();
   const queue = open(name, { prefetch: 4 });
