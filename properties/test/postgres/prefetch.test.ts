@@ -109,6 +109,19 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
 
 const tenItems = Array.from({ length: 10 }, (_, i) => `i${i}`);
 
+/**
+ * Hands on i0, i1 and i2 from `queue` (of {@link refilling}'s ten items): the third hand-on leaves two buffered and
+ * sends a refill asking for two, which `hold` holds. Answers the leases handed on and the held refill, once sent.
+ */
+async function refillHeld(queue: PostgresWorkQueue, { asked, hold }: ReturnType<typeof holding>) {
+  const leases: [Lease, Lease] = [(await queue.get()) as Lease, (await queue.get()) as Lease];
+  expect(leases.map((lease) => lease?.item)).toEqual(["i0", "i1"]); // ? so that a missing lease fails here
+  const refill = hold();
+  expect((await queue.get())?.item).toBe("i2");
+  await vi.waitFor(() => expect(asked).toEqual([5, 2]));
+  return { leases, refill };
+}
+
 test("with prefetch 4, a get that finds the buffer empty leases its head and four more in one statement; the hand-on that leaves two starts a refill asking for two, after the buffered leases, while the next gets are served from the buffer at once", async () => {
   const { pool: held, asked, hold } = holding();
   const { queue } = await refilling(held, tenItems);
@@ -143,12 +156,10 @@ test("a refill that brings fewer than it asked for starts no other: a get of the
 });
 
 test("a refill that fails rejects nobody: a get that came meanwhile, to the empty buffer, is served by a statement of its own", async () => {
-  const { pool: held, asked, hold } = holding();
+  const holder = holding();
+  const { pool: held, asked } = holder;
   const { queue } = await refilling(held, tenItems);
-  for (const item of ["i0", "i1"]) expect((await queue.get())?.item).toBe(item);
-  const refill = hold();
-  expect((await queue.get())?.item).toBe("i2");
-  await vi.waitFor(() => expect(asked).toEqual([5, 2]));
+  const { refill } = await refillHeld(queue, holder);
   for (const item of ["i3", "i4"]) expect((await queue.get())?.item).toBe(item);
   const waiting = queue.get();
   refill.fail();
@@ -157,12 +168,10 @@ test("a refill that fails rejects nobody: a get that came meanwhile, to the empt
 });
 
 test("after a refill that failed, hand-ons start no refill: the next fill is that of a call that finds the buffer empty", async () => {
-  const { pool: held, asked, hold } = holding();
+  const holder = holding();
+  const { pool: held, asked } = holder;
   const { queue } = await refilling(held, tenItems);
-  for (const item of ["i0", "i1"]) expect((await queue.get())?.item).toBe(item);
-  const refill = hold();
-  expect((await queue.get())?.item).toBe("i2");
-  await vi.waitFor(() => expect(asked).toEqual([5, 2]));
+  const { refill } = await refillHeld(queue, holder);
   refill.fail();
   await queue.size(); // a statement of the object: after the refill
   for (const item of ["i3", "i4"]) expect((await queue.get())?.item).toBe(item);
@@ -174,12 +183,10 @@ test("after a refill that failed, hand-ons start no refill: the next fill is tha
 
 test("a buffered head that goes stale while a refill runs is not handed on: it goes back with every lease after it, the refill's too, and the get waiting for it is served a new lease of it", async () => {
   const clock = new VirtualClock();
-  const { pool: held, asked, hold } = holding();
+  const holder = holding();
+  const { pool: held, asked } = holder;
   const { queue } = await refilling(held, tenItems, { clock });
-  for (const item of ["i0", "i1"]) expect((await queue.get())?.item).toBe(item);
-  const refill = hold();
-  expect((await queue.get())?.item).toBe("i2");
-  await vi.waitFor(() => expect(asked).toEqual([5, 2]));
+  const { refill } = await refillHeld(queue, holder);
   clock.advance(501); // i3's lease has less than half of leaseMs left
   const waiting = queue.get();
   refill.answer();
@@ -188,12 +195,9 @@ test("a buffered head that goes stale while a refill runs is not handed on: it g
 });
 
 test("a give-back of every lease while a refill runs gives back the refill's leases too: close during a refill leaves every item not handed on queued, in its place", async () => {
-  const { pool: held, asked, hold } = holding();
-  const { queue, other } = await refilling(held, tenItems);
-  for (const item of ["i0", "i1"]) expect((await queue.get())?.item).toBe(item);
-  const refill = hold();
-  expect((await queue.get())?.item).toBe("i2");
-  await vi.waitFor(() => expect(asked).toEqual([5, 2]));
+  const holder = holding();
+  const { queue, other } = await refilling(holder.pool, tenItems);
+  const { refill } = await refillHeld(queue, holder);
   const closing = queue.close();
   expect(await settled(closing)).toBe(false); // after the refill
   refill.answer();
@@ -203,12 +207,12 @@ test("a give-back of every lease while a refill runs gives back the refill's lea
 });
 
 test("a forget, retry or done of a lease the object handed on runs beside a refill in progress: each is answered while the refill is unanswered", async () => {
-  const { pool: held, asked, hold } = holding();
-  const { queue, other } = await refilling(held, tenItems);
-  const [first, second] = [(await queue.get()) as Lease, (await queue.get()) as Lease];
-  const refill = hold();
-  expect((await queue.get())?.item).toBe("i2");
-  await vi.waitFor(() => expect(asked).toEqual([5, 2]));
+  const holder = holding();
+  const { queue, other } = await refilling(holder.pool, tenItems);
+  const {
+    leases: [first, second],
+    refill,
+  } = await refillHeld(queue, holder);
   let answered = false;
   const calls = (async () => {
     await queue.forget(first);
