@@ -11,6 +11,7 @@ import { expect } from "vitest";
 import { type Fenced, LeaseModel, type ModelLease } from "../../../model/index.js";
 import { VirtualClock } from "../../../src/index.js";
 import { type Lease, PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
+import { ShrinkBudget } from "../../core/shrink-budget.js";
 import { scheduledParams } from "../settings.js";
 import { freshName } from "./database.js";
 
@@ -254,8 +255,19 @@ async function compare(
   }
 }
 
-/** Runs `numRuns` random sequences on fresh queues of `schema` against the model; the details say whether one failed. */
+/**
+ * How many runs shrinking a failure may make: each is a fresh queue and up to 60 calls with every view read after
+ * each, a few hundred milliseconds on a loaded machine, so shrinking is bounded by work, never by the test's timeout.
+ */
+const shrinkRuns = 100;
+
+/**
+ * Runs `numRuns` random sequences on fresh queues of `schema` against the model; the details say whether one failed.
+ * Shrinking a failure makes at most {@link shrinkRuns} runs, then reports the shortest failure so far.
+ */
 export function checkLeases(pool: pg.Pool, schema: string, numRuns: number): Promise<fc.RunDetails<unknown>> {
+  /** Made at the first failure: the runs shrinking has left. */
+  let budget: ShrinkBudget | undefined;
   return fc.check(
     fc.asyncProperty(
       fc.constantFrom(0, 1, 2, 3, Number.POSITIVE_INFINITY),
@@ -263,8 +275,19 @@ export function checkLeases(pool: pg.Pool, schema: string, numRuns: number): Pro
         nil: undefined,
       }),
       fc.array(call, { minLength: 1, maxLength: 60, size: "max" }),
-      (maxRetries, backoff, calls) => run(pool, schema, maxRetries, backoff, calls),
+      async (maxRetries, backoff, calls) => {
+        budget?.guard();
+        try {
+          await run(pool, schema, maxRetries, backoff, calls);
+        } catch (error) {
+          budget ??= new ShrinkBudget(shrinkRuns, "runs", Number.POSITIVE_INFINITY);
+          throw error;
+        } finally {
+          budget?.charge(1);
+        }
+      },
     ),
-    { ...scheduledParams(numRuns), interruptAfterTimeLimit: 120_000 },
+    // The time limit is a safety net below the tests' own timeout, so that a run cut short says so.
+    { ...scheduledParams(numRuns), interruptAfterTimeLimit: 100_000 },
   );
 }

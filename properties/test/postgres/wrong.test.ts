@@ -28,7 +28,8 @@ for (const defect of postgresDefects) {
     } else if (defect.suite === "gate") {
       const report = await checkConformance(
         ({ maxRetries }) => leaseSubject(new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries })),
-        { profile: "contract", seed, items: stringItems, runs: 100 },
+        // Shrinking bounded by work, not by its time net: a few seconds here, not 120 s on a loaded machine.
+        { profile: "contract", seed, items: stringItems, runs: 100, shrinkCalls: 2_000 },
       );
       expect(report.verdict).toBe("does not conform");
       expect(report.counterexample?.invariant.rule).toContain(defect.rule);
