@@ -334,52 +334,59 @@ begin
 end $$;
 
 -- The gets a process sent together (§20.1): up to p_count heads in order, each in flight under a lease of its own,
--- as that many gets one after another would hand them out; fewer when fewer are queued. Set-based: one statement
--- locks the heads (waiting, as get does, for a call that holds one), one deletes their queued rows, one draws their
--- tokens in hand-out order (increasing, as successive gets draw them) and one puts them in flight, whatever p_count.
+-- as that many gets one after another would hand them out; fewer when fewer are queued. They are lease_many's,
+-- without the places.
 create or replace function ${s}.get_many(p_queue text, p_now double precision, p_lease_ms double precision, p_count int)
 returns table (item text, token bigint, expires_ms double precision, queued_for_ms double precision)
 language plpgsql as $$
-declare v_now double precision; v_items text[]; v_queued double precision[]; v_tokens bigint[];
 begin
-  perform ${s}.lock_queue(p_queue);
-  v_now := ${s}.clock(p_now);
-  perform ${s}.settle(p_queue, v_now);
-  select array_agg(h.item order by h.queued_ms, h.position), array_agg(h.queued_ms order by h.queued_ms, h.position)
-    into v_items, v_queued
-    from (select q.item, q.queued_ms, q.position from ${s}.queued q where q.queue = p_queue
-      order by q.queued_ms, q.position limit p_count for update) h;
-  if v_items is null then return; end if;
-  delete from ${s}.queued q where q.queue = p_queue and q.item = any(v_items);
-  v_tokens := array(select nextval('${s}.tokens') from generate_series(1, cardinality(v_items)));
-  -- Each row found by the primary key, its token by its place (a join with the arrays let the planner scan the table).
-  update ${s}.items i set in_flight = true, dirty = false, token = v_tokens[array_position(v_items, i.item::text)],
-      lease = 'live', expires_ms = v_now + p_lease_ms, leased_ms = v_now
-    where i.queue = p_queue and i.item = any(v_items);
-  return query select t.item, t.token, v_now + p_lease_ms, v_now - t.queued
-    from unnest(v_items, v_tokens, v_queued) with ordinality t(item, token, queued, n) order by t.n;
+  return query select l.item, l.token, l.expires_ms, l.queued_for_ms
+    from ${s}.lease_many(p_queue, p_now, p_lease_ms, p_count) with ordinality l(item, token, expires_ms,
+      queued_for_ms, queued_ms, queued_position, n)
+    order by l.n;
 end $$;
 
--- §20.18: the gets of a queue object with prefetched leases, as get_many hands them out, each answered with its
--- place in the queue (queued_ms, position), which release_many gives back to a lease the object did not hand on.
+-- §20.18: the gets of a queue object with prefetched leases (and get_many's): up to p_count heads in order, each in
+-- flight under a lease of its own, as that many gets one after another would hand them out, fewer when fewer are
+-- queued; each answered with its place in the queue (queued_ms, position), which release_many gives back to a lease
+-- the object did not hand on. Set-based, one pass over the heads whatever p_count: one statement locks them in the
+-- queue's order (waiting, as get does, for a call that holds one) and deletes their queued rows, one draws their
+-- tokens in hand-out order (increasing, as successive gets draw them), one puts them in flight. Both writes join
+-- their rows with the heads by key, so their cost is linear in the heads: the planner probes the primary key once
+-- per head, or hashes the queue's rows when the heads are a large share of them (2,000 of 100,000). Written as
+-- "item = any(array)", each row scanned compared its item with the whole array (a sequential scan while the
+-- table is small), and its token was found by array_position, each quadratic in the heads.
 create or replace function ${s}.lease_many(p_queue text, p_now double precision, p_lease_ms double precision,
     p_count int)
 returns table (item text, token bigint, expires_ms double precision, queued_for_ms double precision,
     queued_ms double precision, queued_position bigint)
 language plpgsql as $$
 declare v_now double precision; v_items text[]; v_queued double precision[]; v_positions bigint[];
+  v_tokens bigint[];
 begin
-  perform ${s}.lock_queue(p_queue); -- get_many takes it again, in the same transaction: the heads stay the heads
+  perform ${s}.lock_queue(p_queue); -- one get at a time per queue, until it commits (§10.8)
   v_now := ${s}.clock(p_now);
-  perform ${s}.settle(p_queue, v_now); -- get_many's settle, at the same time, then finds nothing to do
-  select array_agg(h.item), array_agg(h.queued_ms), array_agg(h.position)
+  perform ${s}.settle(p_queue, v_now);
+  with heads as (
+    delete from ${s}.queued q using (
+        select h.item from ${s}.queued h where h.queue = p_queue order by h.queued_ms, h.position limit p_count
+        for update) h
+      where q.queue = p_queue and q.item = h.item
+      returning q.item, q.queued_ms, q.position
+  )
+  select array_agg(h.item order by h.queued_ms, h.position), array_agg(h.queued_ms order by h.queued_ms, h.position),
+      array_agg(h.position order by h.queued_ms, h.position)
     into v_items, v_queued, v_positions
-    from (select q.item, q.queued_ms, q.position from ${s}.queued q where q.queue = p_queue
-      order by q.queued_ms, q.position limit p_count) h;
-  return query select g.item, g.token, g.expires_ms, g.queued_for_ms, h.queued_ms, h.position
-    from ${s}.get_many(p_queue, v_now, p_lease_ms, p_count) with ordinality g(item, token, expires_ms, queued_for_ms, n)
-    join unnest(v_items, v_queued, v_positions) h(item, queued_ms, position) on h.item = g.item
-    order by g.n;
+    from heads h;
+  if v_items is null then return; end if;
+  v_tokens := array(select nextval('${s}.tokens') from generate_series(1, cardinality(v_items)));
+  update ${s}.items i set in_flight = true, dirty = false, token = t.token,
+      lease = 'live', expires_ms = v_now + p_lease_ms, leased_ms = v_now
+    from unnest(v_items, v_tokens) t(item, token)
+    where i.queue = p_queue and i.item = t.item;
+  return query select t.item, t.token, v_now + p_lease_ms, v_now - t.queued, t.queued, t.position
+    from unnest(v_items, v_tokens, v_queued, v_positions) with ordinality t(item, token, queued, position, n)
+    order by t.n;
 end $$;
 
 -- §20.18: gives back the leases a queue object prefetched and did not hand on, each fenced by its token: a live
