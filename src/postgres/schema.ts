@@ -485,6 +485,14 @@ begin
   return next;
 end $$;
 
+-- Each item of p_items with the place of its first call, as a JSON object: the batched calls' lookup of a row's call
+-- by its item, a binary search (jsonb keeps an object's keys sorted), where array_position read the whole array.
+create or replace function ${s}.first_places(p_items text[]) returns jsonb
+language sql immutable as $$
+  select coalesce(jsonb_object_agg(f.item, f.n), '{}') from (select u.item, min(u.n) as n
+    from unnest(p_items) with ordinality u(item, n) where u.item is not null group by u.item) f
+$$;
+
 -- The dones a process sent together (§20.1): each as done answers it, in their order. Done's common case for all of
 -- them at once, each item's first call only: one DELETE … RETURNING ends the live leases, not expired by now, of
 -- items not dirty, with no failure and no due time, whose rows go (see done), and one UPDATE … RETURNING ends the
@@ -495,22 +503,25 @@ create or replace function ${s}.done_many(p_queue text, p_items text[], p_tokens
 returns table (answer text, worked_ms double precision)
 language plpgsql as $$
 declare v_now double precision := ${s}.clock(p_now); v_gone bigint[]; v_kept bigint[]; v_calls bigint[];
-  v_worked double precision[]; v_items text[]; v_at int := 1;
+  v_worked double precision[]; v_items text[]; v_at int := 1; v_first jsonb;
 begin
-  -- Each row found by the primary key, matched with its item's first call by its place (a join with the arrays let
-  -- the planner, misled by statistics taken while few leases were live, scan the table once per call).
+  -- Each row found by the primary key (a join with the arrays let the planner, misled by statistics taken while few
+  -- leases were live, scan the table once per call), and matched with its item's first call by first_places, built
+  -- once: array_position, once per row, read the whole array (a copy of it: PL/pgSQL holds array arguments
+  -- expanded), quadratic in the calls.
+  v_first := ${s}.first_places(p_items);
   with gone as (
     delete from ${s}.items i
-      where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[array_position(p_items, i.item::text)]
+      where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[(v_first ->> i.item)::int]
         and i.lease = 'live' and i.expires_ms > v_now and not i.dirty and i.due_ms is null and i.failures = 0
-      returning array_position(p_items, i.item::text) as n, v_now - i.leased_ms as worked
+      returning (v_first ->> i.item)::int as n, v_now - i.leased_ms as worked
   )
   select array_agg(g.n), array_agg(g.worked) into v_gone, v_worked from gone g;
   with kept as (
     update ${s}.items i set in_flight = false, lease = 'finished', expires_ms = null
-      where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[array_position(p_items, i.item::text)]
+      where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[(v_first ->> i.item)::int]
         and i.lease = 'live' and i.expires_ms > v_now and not i.dirty and (i.due_ms is null or i.due_ms > v_now)
-      returning array_position(p_items, i.item::text) as n, v_now - i.leased_ms as worked, i.item
+      returning (v_first ->> i.item)::int as n, v_now - i.leased_ms as worked, i.item
   )
   select array_agg(k.n), v_worked || array_agg(k.worked), array_agg(k.item) into v_kept, v_worked, v_items
     from kept k;
@@ -587,27 +598,35 @@ end $$;
 
 -- The forgets a process sent together (§20.1): each as forget answers it, in their order. Forget's common case for
 -- all of them at once, each item's first call only: one UPDATE clears the failures of the items whose live lease,
--- not expired by now, they carry (rows found by primary key, calls matched by place, as done_many does); the other
+-- not expired by now, they carry (rows found by primary key, calls by first_places, as done_many does); the other
 -- calls then go through forget one by one, in their order. No call changes another's answer: none ends a lease, and
 -- a live lease not expired by now is not expired by a settle at now either. As in forget, the items with no failure
--- counted are read, not written: a worker's forget after a success, most often, costs no row version.
+-- counted are read, not written: a worker's forget after a success, most often, costs no row version. The calls
+-- answered are walked in order, as done_many's are (asking "i = any(calls)" per call was quadratic in the calls).
 create or replace function ${s}.forget_many(p_queue text, p_items text[], p_tokens bigint[], p_now double precision)
 returns table (answer text)
 language plpgsql as $$
-declare v_now double precision := ${s}.clock(p_now); v_calls bigint[];
+declare v_now double precision := ${s}.clock(p_now); v_calls bigint[]; v_first jsonb := ${s}.first_places(p_items);
+  v_at int := 1;
 begin
-  select array_agg(array_position(p_items, i.item::text)) into v_calls from ${s}.items i
-    where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[array_position(p_items, i.item::text)]
+  select array_agg((v_first ->> i.item)::int) into v_calls from ${s}.items i
+    where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[(v_first ->> i.item)::int]
       and i.lease = 'live' and i.expires_ms > v_now and i.failures < 1; -- not "= 0": see forget
   with live as (
     update ${s}.items i set failures = 0
-      where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[array_position(p_items, i.item::text)]
+      where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[(v_first ->> i.item)::int]
         and i.lease = 'live' and i.expires_ms > v_now and i.failures <> 0
-      returning array_position(p_items, i.item::text) as n
+      returning (v_first ->> i.item)::int as n
   )
   select coalesce(v_calls, '{}') || array_agg(l.n) into v_calls from live l;
+  v_calls := array(select c.n from unnest(v_calls) c(n) order by c.n);
   for i in 1 .. cardinality(p_items) loop
-    if i = any(v_calls) then answer := 'ok'; else answer := ${s}.forget(p_queue, p_items[i], p_tokens[i], p_now); end if;
+    if v_at <= cardinality(v_calls) and v_calls[v_at] = i then
+      answer := 'ok';
+      v_at := v_at + 1;
+    else
+      answer := ${s}.forget(p_queue, p_items[i], p_tokens[i], p_now);
+    end if;
     return next;
   end loop;
 end $$;
