@@ -29,6 +29,17 @@ function fakeQueue(clock: VirtualClock | undefined, rows: Record<string, unknown
   return { queue, log };
 }
 
+/**
+ * What `next` answers, once the callbacks already due ran (a macrotask): the fake statements answer within
+ * microtasks, so a fill that never answers fails here at once instead of leaving the test waiting.
+ */
+async function answered<T>(next: Promise<T>): Promise<T> {
+  const pending = Symbol("pending");
+  const outcome = await Promise.race([next, new Promise<typeof pending>((resolve) => setImmediate(resolve, pending))]);
+  if (outcome === pending) throw new Error("the buffer did not answer once its statements had");
+  return outcome as T;
+}
+
 const row = (item: string, token: string, expiresMs: number, queuedMs: number, position: string) => ({
   item,
   token,
@@ -42,7 +53,7 @@ test("on a clock, a fill is one lease_many of the calls waiting and size more at
   const clock = new VirtualClock(1_000);
   const { queue, log } = fakeQueue(clock, [row("a", "11", 1_100, 990, "5"), row("b", "12", 1_100, 995, "6")]);
   const buffer = prefetchBuffer(3, queue);
-  const a = await buffer.next("take");
+  const a = await answered(buffer.next("take"));
   expect(a).toEqual({
     item: "a",
     lease: { item: "a", token: 11, expiresAt: 1_100 },
@@ -58,14 +69,14 @@ test("on a clock, a fill is one lease_many of the calls waiting and size more at
   await new Promise((resolve) => setTimeout(resolve, 0));
   expect(log.slice(1)).toEqual(["wake"]); // b is buffered: a take of the object may want it
   clock.advance(35); // 1_050: b is still fresh
-  expect((await buffer.next("get"))?.lease.token).toBe(12);
+  expect((await answered(buffer.next("get")))?.lease.token).toBe(12);
 });
 
 test("a give-back is one release_many of the items, tokens and places, sent also once the object is closed", async () => {
   const clock = new VirtualClock(0);
   const { queue, log } = fakeQueue(clock, [row("a", "1", 100, 0, "1"), row("b", "2", 100, 0, "2")]);
   const buffer = prefetchBuffer(1, queue);
-  await buffer.next("get");
+  await answered(buffer.next("get"));
   await buffer.releaseAll();
   expect(log.at(-1)).toEqual(["closing", "release", "release_many($1, $2, $3, $4, $5)", ["q", ["b"], [2], [0], [2]]]);
 });
@@ -74,7 +85,7 @@ test("on a clock, the buffer gives back a lease by itself when the clock passes 
   const clock = new VirtualClock(0);
   const { queue, log } = fakeQueue(clock, [row("a", "1", 100, 0, "1"), row("b", "2", 100, 0, "2")]);
   const buffer = prefetchBuffer(1, queue);
-  await buffer.next("get");
+  await answered(buffer.next("get"));
   await new Promise((resolve) => setTimeout(resolve, 0));
   expect([buffer.count, clock.pending]).toEqual([1, 1]); // the timer is the clock's
   clock.advance(51); // the timer runs at its time, 50, when the lease is still fresh, and is set again
@@ -89,7 +100,7 @@ test("without a clock, the database's time is used, a lease is fresh for half of
   const { queue, log } = fakeQueue(undefined, [row("a", "1", 123_456, 0, "1"), row("b", "2", 123_456, 0, "2")]);
   const before = performance.now();
   const buffer = prefetchBuffer(1, queue);
-  const a = await buffer.next("get");
+  const a = await answered(buffer.next("get"));
   const after = performance.now();
   expect((log[0] as unknown[])[2]).toEqual(["q", null, 100, 2]);
   if (a === undefined) throw new Error("nothing handed out");
@@ -106,7 +117,7 @@ test("without a clock, the database's time is used, a lease is fresh for half of
 test("without a clock, the buffer gives back a lease by itself once half of leaseMs passed", async () => {
   const { queue, log } = fakeQueue(undefined, [row("a", "1", 0, 0, "1"), row("b", "2", 0, 0, "2")]);
   const buffer = prefetchBuffer(1, queue);
-  await buffer.next("get");
+  await answered(buffer.next("get"));
   expect(buffer.count).toBe(1);
   const deadline = performance.now() + 5_000; // a bounded wait: the give-back is due 50 ms after the fill
   while (buffer.count > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -123,7 +134,7 @@ test("without a clock, the timer is set for when the head stops being fresh, at 
       const { queue } = fakeQueue(undefined, [row("a", "1", 0, 0, "1"), row("b", "2", 0, 0, "2")]);
       const buffer = prefetchBuffer(1, { ...queue, leaseMs });
       spy.mockClear();
-      await buffer.next("get");
+      await answered(buffer.next("get"));
       await new Promise((resolve) => setImmediate(resolve));
       delays.push(...spy.mock.calls.map((call) => call[1] as number));
       const timer = spy.mock.results[0]?.value;
