@@ -393,6 +393,44 @@ test("without a clock, a lease is fresh for half of leaseMs from when its fill w
   await buffering.done(a);
 });
 
+test("a take woken after a look that found nothing leases the item it was woken for with get, buffering nothing, its queue duration observed on the clock; the next take that finds the buffer empty fills it", async () => {
+  const sent: string[] = [];
+  const logged = new Proxy(pool, {
+    get(target, key) {
+      if (key === "query") {
+        return (text: string, values?: unknown[]) => {
+          sent.push(/\.(\w+)\(/.exec(text)?.[1] ?? text);
+          return target.query(text, values);
+        };
+      }
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const observed: number[] = [];
+  const sink: MetricsSink = {
+    add: () => {},
+    retry: () => {},
+    observeQueueDuration: (ms) => observed.push(ms),
+    observeWorkDuration: () => {},
+  };
+  const clock = new VirtualClock(1_000);
+  const name = freshName();
+  const queue = new PostgresWorkQueue({ pool: logged, schema, name, maxRetries: 3, prefetch: 4, clock, metrics: sink });
+  opened.push(queue);
+  const other = open(name, { clock });
+  const taken = queue.take();
+  await vi.waitFor(() => expect(sent).toContain("views")); // its look found nothing: it sleeps
+  await other.add("a");
+  expect((await taken)?.item).toBe("a");
+  expect(sent).toEqual(["lease_many", "views", "get"]);
+  expect(observed).toEqual([0]); // queued at 1,000, handed out at 1,000
+  for (const item of ["b", "c"]) await other.add(item);
+  expect((await queue.take())?.item).toBe("b");
+  expect(sent.slice(3)).toEqual(["lease_many"]);
+  expect(await other.inFlight()).toBe(3); // a and b leased, c buffered
+});
+
 test("a prefetch that is not a non-negative integer throws a RangeError naming it", () => {
   for (const [prefetch, shown] of [
     [-1, "`-1` (number)"],
