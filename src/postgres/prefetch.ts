@@ -3,6 +3,8 @@
  * leases the heads of the queue for itself, the calls waiting beside it and `size` more in one statement; the
  * surplus waits here, in the queue's order, for the queue object's next calls, which it serves without a statement.
  * A hand-on that leaves half of `size` or fewer refills the buffer in the background, behind the buffered leases.
+ * A `take` woken after its look found nothing, finding the buffer empty, leases for the calls waiting alone, and
+ * buffers nothing.
  *
  * @internal
  */
@@ -107,7 +109,7 @@ export class LeaseBuffer<P extends Prefetched> {
    *
    * `direct`: the call comes after a look of its caller found nothing queued (a waiting `take` woken): when it
    * finds the buffer empty and no fill running, the fill's first statement leases only for the calls waiting, and
-   * buffers nothing ({@link #direct}); the next call that finds the buffer empty fills it. So that the lone item an
+   * buffers nothing ({@link #direct}); any other call that finds the buffer empty fills it. So that the lone item an
    * idle worker is woken for costs the cheapest statement that leases it, not a fill of `size` more.
    */
   next(verb: "get" | "take", direct = false): Promise<P | undefined> {
