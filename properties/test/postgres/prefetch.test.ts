@@ -5,11 +5,11 @@
  * the option's errors. The conformance suite with a buffer is prefetch-conformance.test.ts; a process killed with
  * a full buffer, lease-workers-killed.test.ts; the multi-process history, multi-process-history.test.ts.
  */
-import type pg from "pg";
-import { afterAll, expect, test, vi } from "vitest";
+import pg from "pg";
+import { afterAll, expect, onTestFinished, test, vi } from "vitest";
 import { type MetricsSink, type SharedQueueGauges, VirtualClock } from "../../../src/index.js";
 import { DatabaseUnavailableError, type Lease, PostgresWorkQueue } from "../../../src/postgres/index.js";
-import { freshName, freshSchema, lostConnection } from "./database.js";
+import { databaseUrl, freshName, freshSchema, lostConnection } from "./database.js";
 
 const { pool, schema } = freshSchema("prefetch");
 const opened: PostgresWorkQueue[] = [];
@@ -394,12 +394,14 @@ test("without a clock, a lease is fresh for half of leaseMs from when its fill w
 });
 
 test("a take woken after a look that found nothing leases the item it was woken for with get, buffering nothing, its queue duration observed on the clock; the next take that finds the buffer empty fills it", async () => {
+  // a pool of its own: the suite's, of four connections, may be held by the listening connections of the tests before
+  const own = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   const sent: string[] = [];
   let viewed = () => {};
   const looked = new Promise<void>((resolve) => {
     viewed = resolve;
   });
-  const logged = new Proxy(pool, {
+  const logged = new Proxy(own, {
     get(target, key) {
       if (key === "query") {
         return async (text: string, values?: unknown[]) => {
@@ -424,8 +426,11 @@ test("a take woken after a look that found nothing leases the item it was woken 
   const clock = new VirtualClock(1_000);
   const name = freshName();
   const queue = new PostgresWorkQueue({ pool: logged, schema, name, maxRetries: 3, prefetch: 4, clock, metrics: sink });
-  opened.push(queue);
-  const other = open(name, { clock });
+  const other = new PostgresWorkQueue({ pool: own, schema, name, maxRetries: 3, clock });
+  onTestFinished(async () => {
+    await Promise.all([queue.close(), other.close()]);
+    await own.end();
+  });
   const taken = queue.take();
   await looked; // its look found nothing: it sleeps
   await other.add("a");
