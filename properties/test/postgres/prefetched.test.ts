@@ -1,6 +1,7 @@
 /**
  * The statements and the time of the buffer of prefetched leases (docs/spec.md §20.18), without a database: a fill
- * is one `lease_many` of the calls waiting and `size` more, a give-back one `release_many` with each lease's place,
+ * is one `lease_many` of the calls waiting and `size` more, a direct lease one `get` (`get_many` for several calls
+ * waiting) that buffers nothing, a give-back one `release_many` with each lease's place,
  * a lease is fresh while half of `leaseMs` is left — on the queue's clock when it has one, otherwise from when its
  * fill was sent — and a lease's queue duration counts on the same time.
  */
@@ -150,4 +151,40 @@ test("without a clock, the timer is set for when the head stops being fresh, at 
   expect(delays[0]).toBeGreaterThan(40); // half of 100 ms from the fill, less the time the fill took
   expect(delays[0]).toBeLessThanOrEqual(50);
   expect(delays[1]).toBe(2 ** 31 - 1);
+});
+
+test("on a clock, a direct lease for a call alone is one get at the clock's time, buffers nothing, and its queue duration counts from the clock's time less queued_for_ms", async () => {
+  const clock = new VirtualClock(1_000);
+  const { queue, log } = fakeQueue(clock, [row("a", "11", 1_100, 0, "5")]);
+  const buffer = prefetchBuffer(3, queue);
+  const a = await answered(buffer.next("take", true));
+  expect(log[0]).toEqual(["take", "get($1, $2, $3)", ["q", 1_000, 100]]);
+  expect(a).toEqual({
+    item: "a",
+    lease: { item: "a", token: 11, expiresAt: 1_100 },
+    freshUntil: 1_000,
+    queuedMs: 993, // queued 7 ms before the clock's time of the get
+    position: Number.NaN, // never buffered, so never given back
+    queuedForMs: 7,
+    answeredAt: 1_000,
+  });
+  expect(buffer.count).toBe(0);
+  clock.advance(15);
+  expect(queuedFor(a as NonNullable<typeof a>, clock)).toBe(22);
+});
+
+test("a direct lease for several calls waiting is one get_many of as many, each answered in order; without a clock it is at the database's time and has no place", async () => {
+  const { queue, log } = fakeQueue(undefined, [row("a", "1", 0, 0, "1"), row("b", "2", 0, 0, "2")]);
+  const buffer = prefetchBuffer(3, queue);
+  let endTurn = () => {};
+  const turn = buffer.shared(() => new Promise<void>((resolve) => (endTurn = resolve)));
+  await new Promise((resolve) => setImmediate(resolve)); // the shared turn runs: the direct statement waits for it
+  const calls = [buffer.next("get", true), buffer.next("get", true)];
+  endTurn();
+  await turn;
+  const [a, b] = await Promise.all(calls.map(answered));
+  expect(log).toEqual([["get", "get_many($1, $2, $3, $4)", ["q", null, 100, 2]]]);
+  expect([a?.item, b?.item]).toEqual(["a", "b"]);
+  expect([a?.queuedMs, a?.position, a?.queuedForMs]).toEqual([Number.NaN, Number.NaN, 7]);
+  expect(buffer.count).toBe(0);
 });
