@@ -3,6 +3,8 @@
  * leases the heads of the queue for itself, the calls waiting beside it and `size` more in one statement; the
  * surplus waits here, in the queue's order, for the queue object's next calls, which it serves without a statement.
  * A hand-on that leaves half of `size` or fewer refills the buffer in the background, behind the buffered leases.
+ * A `take` woken after its look found nothing, finding the buffer empty, leases for the calls waiting alone, and
+ * buffers nothing.
  *
  * @internal
  */
@@ -19,6 +21,11 @@ export interface Prefetched {
 export interface BufferSource<P extends Prefetched> {
   /** Leases up to `count` heads of the queue in one statement, in the queue's order; `verb` names its error. */
   fetch(verb: "get" | "take", count: number): Promise<readonly P[]>;
+  /**
+   * Leases up to `count` heads of the queue in one statement, in the queue's order, for calls that take them at
+   * once: the leases are never buffered, so never given back, and need no place (`get`, or `get_many` for several).
+   */
+  direct(verb: "get" | "take", count: number): Promise<readonly P[]>;
   /** Gives `leases` back in one statement, each to its place in the queue; a lease no longer live stays as it is. */
   release(leases: readonly P[]): Promise<void>;
   /** The time {@link Prefetched.freshUntil} is on. */
@@ -99,8 +106,13 @@ export class LeaseBuffer<P extends Prefetched> {
    * holds a fresh one and no call waits (a refill may run meanwhile), otherwise from a fill; `undefined` when
    * nothing is queued. Rejects with the error of the fill's statement sent while it waited. A hand-on that leaves
    * half of `size` or fewer, while no fill runs, starts a refill in the background (see {@link #refills}).
+   *
+   * `direct`: the call comes after a look of its caller found nothing queued (a waiting `take` woken): when it
+   * finds the buffer empty and no fill running, the fill's first statement leases only for the calls waiting, and
+   * buffers nothing ({@link #direct}); any other call that finds the buffer empty fills it. So that the lone item an
+   * idle worker is woken for costs the cheapest statement that leases it, not a fill of `size` more.
    */
-  next(verb: "get" | "take"): Promise<P | undefined> {
+  next(verb: "get" | "take", direct = false): Promise<P | undefined> {
     const head = this.#leases[this.#head];
     if (this.#waiters.length === 0 && head !== undefined && this.#source.now() <= head.freshUntil) {
       const lease = this.#shift();
@@ -110,7 +122,7 @@ export class LeaseBuffer<P extends Prefetched> {
     }
     return new Promise<P | undefined>((resolve, reject) => {
       this.#waiters.push({ verb, resolve, reject });
-      if (!this.#filling) void this.#fill(verb);
+      if (!this.#filling) void this.#fill(verb, direct && this.count === 0);
     });
   }
 
@@ -155,15 +167,19 @@ export class LeaseBuffer<P extends Prefetched> {
 
   /**
    * Brings the buffer back to `size` leases beyond the waiters, in one statement each round, and serves the waiters,
-   * until none is left: a round at least, so that a refill (`verb` names its error) runs with none waiting.
+   * until none is left: a round at least, so that a refill (`verb` names its error) runs with none waiting. With
+   * `direct`, the first round is {@link #direct}.
    */
-  async #fill(verb: "get" | "take"): Promise<void> {
+  async #fill(verb: "get" | "take", direct = false): Promise<void> {
     this.#filling = true;
     // Read after the turn ended, so that a call made as it ended is served. `ran` is there for mutation testing: a
     // mutant that empties the round or this body ends the loop instead of starving the event loop for ever.
     let ran: boolean;
+    let first = direct;
     do {
-      ran = await this.#turns.alone(() => this.#round(verb));
+      const lone = first;
+      first = false;
+      ran = await this.#turns.alone(() => (lone ? this.#direct() : this.#round(verb)));
     } while (ran && this.#waiters.length > 0);
     this.#filling = false;
     this.#arm();
@@ -202,6 +218,28 @@ export class LeaseBuffer<P extends Prefetched> {
     if (fetched.length < asked && stale.length === 0) {
       for (const waiter of this.#waiters.splice(0)) waiter.resolve(undefined);
     }
+    return true;
+  }
+
+  /**
+   * A round of {@link #fill} for the calls waiting alone, while the buffer is empty: one statement leasing a head
+   * for each ({@link BufferSource.direct}), which answers them in the order they were made, `undefined` to those
+   * beyond what is queued; nothing is buffered, so nothing goes back. The calls made meanwhile wait for the next
+   * round, a fill. Alone all the same, so that its statement overlaps no statement of the object a fill would not.
+   */
+  async #direct(): Promise<true> {
+    const waiters = this.#waiters.splice(0);
+    const [first] = waiters as [Waiter<P>]; // a waiter at least: the one whose call began the fill
+    let leased: readonly P[];
+    try {
+      leased = await this.#source.direct(first.verb, waiters.length);
+    } catch (error) {
+      // as a fill's error: only the calls of the verb it was sent for, the others wait for the next round, first
+      this.#waiters = [...waiters.filter((waiter) => waiter.verb !== first.verb), ...this.#waiters];
+      for (const waiter of waiters) if (waiter.verb === first.verb) waiter.reject(error);
+      return true;
+    }
+    for (const [i, waiter] of waiters.entries()) waiter.resolve(leased[i]);
     return true;
   }
 

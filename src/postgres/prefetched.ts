@@ -61,6 +61,30 @@ export function prefetchBuffer(size: number, queue: PrefetchingQueue): LeaseBuff
         return { item: lease.item, lease, freshUntil, queuedMs, position, queuedForMs, answeredAt } as BufferedLease;
       });
     },
+    direct: async (verb, count) => {
+      const sent = queue.now(); // on a clock, the time of the leases: each was queued queued_for_ms before it
+      const values = [queue.name, sent, leaseMs];
+      const rows =
+        count === 1
+          ? await queue.call(verb, "get($1, $2, $3)", values)
+          : await queue.call(verb, "get_many($1, $2, $3, $4)", [...values, count]);
+      const answeredAt = now();
+      return rows.map((row) => {
+        const lease = { item: row.item as string, token: Number(row.token), expiresAt: row.expires_ms as number };
+        const queuedForMs = row.queued_for_ms as number;
+        // never buffered, so never given back: no place; on a clock, queuedFor needs when it was queued
+        const queuedMs = sent === null ? Number.NaN : sent - queuedForMs;
+        return {
+          item: lease.item,
+          lease,
+          freshUntil: answeredAt,
+          queuedMs,
+          position: Number.NaN,
+          queuedForMs,
+          answeredAt,
+        };
+      });
+    },
     release: async (leases) => {
       await queue.callClosing("release", "release_many($1, $2, $3, $4, $5)", [
         queue.name,

@@ -160,7 +160,9 @@ export interface PostgresWorkQueueOptions {
    * statement, keeping the surplus for this object's next `get`s and `take`s, which it serves without a statement
    * ([docs/spec.md §20.18](../../docs/spec.md#§20-leases-on-postgresql)). A buffered lease is in flight for every other process, and queued for this object's
    * views; it is handed on while at least half of `leaseMs` is left, and given back to its place in the queue
-   * otherwise, by `close`, `shutDownWithDrain`, and a call naming its item. 500 is graphile-worker's `localQueue`.
+   * otherwise, by `close`, `shutDownWithDrain`, and a call naming its item. A `take` woken after its look found
+   * nothing, finding the buffer empty, leases for itself alone (`get`), so that an idle worker's start costs no
+   * fill. 500 is graphile-worker's `localQueue`.
    *
    * @defaultValue `0`: no buffer; every `get` and `take` asks the database
    */
@@ -472,11 +474,14 @@ export class PostgresWorkQueue {
     return this.#get("get");
   }
 
-  /** A `get` made for `verb`, the call an error names: it goes out with the others of that verb in flight beside it. */
-  async #get(verb: "get" | "take"): Promise<Lease | undefined> {
+  /**
+   * A `get` made for `verb`, the call an error names: it goes out with the others of that verb in flight beside it.
+   * `again`: a take's look after one that found nothing (§20.18: with the buffer empty, it leases for itself alone).
+   */
+  async #get(verb: "get" | "take", again = false): Promise<Lease | undefined> {
     if (this.#buffer === undefined) return (verb === "get" ? this.#gets : this.#takes).call(undefined);
     this.#refuseClosed(verb); // a buffered lease is handed on without a statement, which would refuse it
-    const buffered = await this.#buffer.next(verb);
+    const buffered = await this.#buffer.next(verb, again);
     if (buffered === undefined) return undefined;
     this.#sink?.observeQueueDuration(queuedFor(buffered, this.#clock)); // §19.3, at the hand-on
     return buffered.lease;
@@ -566,8 +571,10 @@ export class PostgresWorkQueue {
 
   /** A take's looks, until it has a lease or the queue has no more work. */
   #look(signal: AbortSignal | undefined): Promise<Lease | undefined> {
+    let again = false; // §20.18: a look after one that found nothing leases only for itself when the buffer is empty
     return this.#until(signal, true, async () => {
-      const lease = await this.#get("take"); // its error names the take, the call the caller made
+      const lease = await this.#get("take", again); // its error names the take, the call the caller made
+      again = true;
       if (lease !== undefined) return { found: true, value: lease };
       const views = await this.#views("take");
       // §14.2, §17.7, §20.10: no more work only when nothing waits and no lease is live, whose expiry would queue

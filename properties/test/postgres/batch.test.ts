@@ -2,53 +2,88 @@
  * The batcher under `PostgresWorkQueue`'s `add` and `done` (docs/spec.md §20.1), without a database: the first call
  * goes out at once, the calls made while a statement is in flight go out together after it, each call is answered
  * by its own result or by its statement's error, and the batcher is idle again once nothing waits.
+ *
+ * The test answers each statement by hand and looks at what went out and what was answered after each step, once
+ * the callbacks ran (a macrotask): a call that never goes out, or is never answered, fails the step at once instead
+ * of leaving the test waiting.
  */
 import { expect, test } from "vitest";
 import { Batcher } from "../../../src/postgres/batch.js";
 
-/** A batcher whose statements answer each input doubled, a macrotask later, recording what each statement carried. */
-function doubling(fail?: (inputs: readonly number[]) => boolean) {
+/** Lets every callback already due run: the batcher settles within microtasks once its statement answered. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * A batcher whose statements the test answers by hand, with each input doubled or with an error; it records what
+ * each statement carried and how each call was answered, in the order they were.
+ */
+function byHand() {
   const sent: (readonly number[])[] = [];
-  const batcher = new Batcher<number, number>(async (inputs) => {
-    sent.push(inputs);
-    await new Promise((resolve) => setTimeout(resolve, 1));
-    if (fail?.(inputs)) throw new Error(`refused ${inputs.join(",")}`);
-    return inputs.map((input) => input * 2);
-  });
-  return { batcher, sent };
+  const pending: ((fail: boolean) => void)[] = [];
+  const answers: unknown[] = [];
+  const batcher = new Batcher<number, number>(
+    (inputs) =>
+      new Promise((resolve, reject) => {
+        sent.push(inputs);
+        pending.push((fail) => {
+          if (fail) reject(new Error(`refused ${inputs.join(",")}`));
+          else resolve(inputs.map((input) => input * 2));
+        });
+      }),
+  );
+  const call = (input: number) => {
+    batcher.call(input).then(
+      (output) => answers.push(output),
+      (error: unknown) => answers.push((error as Error).message),
+    );
+  };
+  /** Answers the oldest statement not yet answered, then lets what follows from it run. */
+  const answer = async (fail = false) => {
+    const next = pending.shift();
+    if (next === undefined) throw new Error("no statement is in flight");
+    next(fail);
+    await settle();
+  };
+  return { call, answer, sent, answers };
 }
 
-test("a call alone goes out at once; the calls made while it is in flight go out together after it, each answered by its own result", {
-  timeout: 2_000,
-}, async () => {
-  const { batcher, sent } = doubling();
-  const first = batcher.call(1);
+test("a call alone goes out at once; the calls made while it is in flight go out together after it, each answered by its own result", async () => {
+  const { call, answer, sent, answers } = byHand();
+  call(1);
   expect(sent).toEqual([[1]]); // at once, before anything else happens
-  const answers = await Promise.all([first, batcher.call(2), batcher.call(3)]);
-  expect(answers).toEqual([2, 4, 6]);
+  call(2);
+  call(3);
+  await settle();
+  expect(sent).toEqual([[1]]); // 2 and 3 wait for the statement in flight
+  await answer();
+  expect(answers).toEqual([2]);
   expect(sent).toEqual([[1], [2, 3]]);
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await answer();
+  expect(answers).toEqual([2, 4, 6]);
   expect(sent).toEqual([[1], [2, 3]]); // nothing more goes out once nothing waits
 });
 
-test("a call made once the batcher is idle again goes out at once, alone", { timeout: 2_000 }, async () => {
-  const { batcher, sent } = doubling();
-  expect(await batcher.call(1)).toBe(2);
-  const second = batcher.call(5);
+test("a call made once the batcher is idle again goes out at once, alone", async () => {
+  const { call, answer, sent, answers } = byHand();
+  call(1);
+  await answer();
+  expect(answers).toEqual([2]);
+  call(5);
   expect(sent).toEqual([[1], [5]]);
-  expect(await second).toBe(10);
+  await answer();
+  expect(answers).toEqual([2, 10]);
 });
 
-test("a statement that fails rejects every call it carried, and the calls after it go out and are answered", {
-  timeout: 2_000,
-}, async () => {
-  const { batcher, sent } = doubling((inputs) => inputs.includes(2));
-  const outcomes = await Promise.allSettled([batcher.call(1), batcher.call(2), batcher.call(3)]);
-  expect(outcomes).toEqual([
-    { status: "fulfilled", value: 2 },
-    { status: "rejected", reason: new Error("refused 2,3") },
-    { status: "rejected", reason: new Error("refused 2,3") },
-  ]);
-  expect(await batcher.call(4)).toBe(8);
+test("a statement that fails rejects every call it carried, and the calls after it go out and are answered", async () => {
+  const { call, answer, sent, answers } = byHand();
+  call(1);
+  call(2);
+  call(3);
+  await answer();
+  await answer(true);
+  expect(answers).toEqual([2, "refused 2,3", "refused 2,3"]);
+  call(4);
+  await answer();
+  expect(answers).toEqual([2, "refused 2,3", "refused 2,3", 8]);
   expect(sent).toEqual([[1], [2, 3], [4]]);
 });

@@ -41,6 +41,15 @@ function fakeQueue(items: string[], size: number, freshFor = 50) {
       }
       return queued.splice(0, count).map((lease) => ({ ...lease, freshUntil: state.now + freshFor }));
     },
+    async direct(verb, count) {
+      log.push(`direct ${verb} ${count}`);
+      await state.held;
+      if (state.failFetch > 0) {
+        state.failFetch -= 1;
+        throw new Error(`${verb} failed`);
+      }
+      return queued.splice(0, count).map((lease) => ({ ...lease, freshUntil: state.now }));
+    },
     async release(leases) {
       log.push(`release ${leases.map((lease) => lease.item).join(",")}`);
       await Promise.resolve();
@@ -374,4 +383,44 @@ test("a lease is handed on at once while now is at most its freshUntil: at fresh
   state.now = 50; // b's freshUntil
   expect(await handed(buffer, "get")).toBe("b");
   expect(log).toEqual(["fetch get 3", "filled"]);
+});
+
+test("a call after an empty look that finds the buffer empty leases for the calls waiting alone, in one direct statement, and buffers nothing; the next call that finds it empty fills it", async () => {
+  const { buffer, log, state, queue } = fakeQueue(["a", "b", "c", "d", "e"], 2);
+  let release = () => {};
+  state.held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const woken = buffer.next("take", true);
+  // made while the direct statement runs, after an empty look or not: they wait for the next round, a fill
+  const beside = buffer.next("get", true);
+  const later = buffer.next("get");
+  release();
+  expect([itemOf(await woken), itemOf(await beside), itemOf(await later)]).toEqual(["a", "b", "c"]);
+  await idle();
+  expect(log).toEqual(["direct take 1", "fetch get 4", "filled"]);
+  expect([buffer.count, queue()]).toEqual([2, []]);
+  // with leases buffered, a call after an empty look is served from the buffer
+  expect(await handed(buffer, "take")).toBe("d");
+  expect(log).toEqual(["direct take 1", "fetch get 4", "filled", "fetch take 1", "filled"]);
+});
+
+test("a direct statement answers undefined to the calls beyond what is queued, and one that fails rejects the calls of its verb, the others served by the next round", async () => {
+  const { buffer, log, state } = fakeQueue(["a"], 2);
+  state.failFetch = 1;
+  let release = () => {};
+  state.held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const failed = buffer.next("take", true);
+  const beside = buffer.next("get");
+  await idle();
+  release();
+  await expect(failed).rejects.toThrow("take failed");
+  expect(itemOf(await beside)).toBe("a");
+  expect(log).toEqual(["direct take 1", "fetch get 3"]);
+  await idle(); // the fill ended
+  const [first, second] = [buffer.next("take", true), buffer.next("take", true)];
+  expect([itemOf(await first), itemOf(await second)]).toEqual([undefined, undefined]);
+  expect(log).toEqual(["direct take 1", "fetch get 3", "direct take 1", "fetch take 3"]);
 });

@@ -259,7 +259,7 @@ async function compare(
  * How many runs shrinking a failure may make: each is a fresh queue and up to 60 calls with every view read after
  * each, a few hundred milliseconds on a loaded machine, so shrinking is bounded by work, never by the test's timeout.
  */
-const shrinkRuns = 100;
+const shrinkRuns = 50;
 
 /**
  * Runs `numRuns` random sequences on fresh queues of `schema` against the model; the details say whether one failed.

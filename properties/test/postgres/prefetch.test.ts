@@ -5,11 +5,11 @@
  * the option's errors. The conformance suite with a buffer is prefetch-conformance.test.ts; a process killed with
  * a full buffer, lease-workers-killed.test.ts; the multi-process history, multi-process-history.test.ts.
  */
-import type pg from "pg";
-import { afterAll, expect, test, vi } from "vitest";
+import pg from "pg";
+import { afterAll, expect, onTestFinished, test, vi } from "vitest";
 import { type MetricsSink, type SharedQueueGauges, VirtualClock } from "../../../src/index.js";
 import { DatabaseUnavailableError, type Lease, PostgresWorkQueue } from "../../../src/postgres/index.js";
-import { freshName, freshSchema, lostConnection } from "./database.js";
+import { databaseUrl, freshName, freshSchema, lostConnection } from "./database.js";
 
 const { pool, schema } = freshSchema("prefetch");
 const opened: PostgresWorkQueue[] = [];
@@ -391,6 +391,56 @@ test("without a clock, a lease is fresh for half of leaseMs from when its fill w
   expect(await other.inFlight()).toBe(1); // a: b and c went back, not expired
   expect((await other.get())?.item).toBe("b"); // in its place, before d
   await buffering.done(a);
+});
+
+test("a take woken after a look that found nothing leases the item it was woken for with get, buffering nothing, its queue duration observed on the clock; the next take that finds the buffer empty fills it", async () => {
+  // a pool of its own: the suite's, of four connections, may be held by the listening connections of the tests before
+  const own = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+  const sent: string[] = [];
+  let viewed = () => {};
+  const looked = new Promise<void>((resolve) => {
+    viewed = resolve;
+  });
+  const logged = new Proxy(own, {
+    get(target, key) {
+      if (key === "query") {
+        return async (text: string, values?: unknown[]) => {
+          const name = /\.(\w+)\(/.exec(text)?.[1] ?? text;
+          sent.push(name);
+          const result = await target.query(text, values);
+          if (name === "views") viewed();
+          return result;
+        };
+      }
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const observed: number[] = [];
+  const sink: MetricsSink = {
+    add: () => {},
+    retry: () => {},
+    observeQueueDuration: (ms) => observed.push(ms),
+    observeWorkDuration: () => {},
+  };
+  const clock = new VirtualClock(1_000);
+  const name = freshName();
+  const queue = new PostgresWorkQueue({ pool: logged, schema, name, maxRetries: 3, prefetch: 4, clock, metrics: sink });
+  const other = new PostgresWorkQueue({ pool: own, schema, name, maxRetries: 3, clock });
+  onTestFinished(async () => {
+    await Promise.all([queue.close(), other.close()]);
+    await own.end();
+  });
+  const taken = queue.take();
+  await looked; // its look found nothing: it sleeps
+  await other.add("a");
+  expect((await taken)?.item).toBe("a");
+  expect(sent).toEqual(["lease_many", "views", "get"]);
+  expect(observed).toEqual([0]); // queued at 1,000, handed out at 1,000
+  for (const item of ["b", "c"]) await other.add(item);
+  expect((await queue.take())?.item).toBe("b");
+  expect(sent.slice(3)).toEqual(["lease_many"]);
+  expect(await other.inFlight()).toBe(3); // a and b leased, c buffered
 });
 
 test("a prefetch that is not a non-negative integer throws a RangeError naming it", () => {
