@@ -9,7 +9,9 @@
  * `retry` or `forget` while a `get` that hands the item out is in progress. When such a call is refused as stale
  * (which changes nothing, §20.4), the adapter waits for the `get`s in progress and, if one handed the item out
  * anew, makes the call again with that lease — as the caller would have, once it was handed the lease; and if an
- * overlapping `done` ended that lease meanwhile, once more with token 0, as a caller holding no lease.
+ * overlapping `done` ended that lease meanwhile, once more with token 0, as a caller holding no lease. A `get` may
+ * also hand the item out while that call with token 0 is in progress (from a buffer of prefetched leases, §20.18,
+ * without a statement): the call is then made with the lease that `get` was handed.
  */
 import { type Lease, type PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
 import type { Subject } from "../../core/subject.js";
@@ -21,16 +23,22 @@ export function leaseSubject(queue: PostgresWorkQueue): Subject<string> {
   const leaseOf = (item: string): Lease => leases.get(item) ?? ({ item, token: 0, expiresAt: 0 } satisfies Lease);
   const finish = async <R>(item: string, call: (lease: Lease) => Promise<R>): Promise<R> => {
     let lease = leaseOf(item);
-    // At most three attempts: the lease it knew; the one a get in progress handed out; none, once an overlapping
-    // done ended that one (a done ends its lease, §20.4, and token 0 is then accepted).
-    for (let attempt = 1; ; attempt++) {
+    // Each lease once, then the error: the lease it knew; after each refusal, the one a get in progress handed out
+    // meanwhile, if it is new; else none (token 0), once: an overlapping done may have ended the lease it knew (a
+    // done ends its lease, §20.4, and token 0 is then accepted), and a get may hand the item out while the call
+    // with token 0 is in progress, which then fails too. Each attempt tries a token not tried before, so it ends.
+    const tried = new Set<number>();
+    for (;;) {
       try {
         return await call(lease);
       } catch (error) {
-        if (!(error instanceof StaleLeaseError) || attempt === 3) throw error;
+        if (!(error instanceof StaleLeaseError)) throw error;
+        tried.add(lease.token);
         await Promise.allSettled([...getting]);
         const latest = leaseOf(item);
-        lease = latest.token === lease.token || attempt === 2 ? { item, token: 0, expiresAt: 0 } : latest;
+        if (!tried.has(latest.token)) lease = latest;
+        else if (!tried.has(0)) lease = { item, token: 0, expiresAt: 0 };
+        else throw error;
       }
     }
   };
