@@ -369,7 +369,8 @@ test("a failed fill rejects only the waiting calls of the verb it was sent for: 
   expect(taken).toMatchObject({ status: "fulfilled", value: { item: "a" } });
 });
 
-test("without a clock, a lease is fresh for half of leaseMs from when its fill was sent: then the buffer gives it back by itself, to its place, and its queue duration was observed on the process's time", async () => {
+/** A metrics sink that keeps the queue durations it observes, and counts nothing else. */
+function queueDurations(): { observed: number[]; sink: MetricsSink } {
   const observed: number[] = [];
   const sink: MetricsSink = {
     add: () => {},
@@ -377,6 +378,11 @@ test("without a clock, a lease is fresh for half of leaseMs from when its fill w
     observeQueueDuration: (ms) => observed.push(ms),
     observeWorkDuration: () => {},
   };
+  return { observed, sink };
+}
+
+test("without a clock, a lease is fresh for half of leaseMs from when its fill was sent: then the buffer gives it back by itself, to its place, and its queue duration was observed on the process's time", async () => {
+  const { observed, sink } = queueDurations();
   const name = freshName();
   const leaseMs = 4_000; // the give-back, due at 2 s, must land before the expiry at 4 s on a loaded machine
   const buffering = open(name, { prefetch: 2, leaseMs, metrics: sink });
@@ -416,13 +422,7 @@ test("a take woken after a look that found nothing leases the item it was woken 
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
-  const observed: number[] = [];
-  const sink: MetricsSink = {
-    add: () => {},
-    retry: () => {},
-    observeQueueDuration: (ms) => observed.push(ms),
-    observeWorkDuration: () => {},
-  };
+  const { observed, sink } = queueDurations();
   const clock = new VirtualClock(1_000);
   const name = freshName();
   const queue = new PostgresWorkQueue({ pool: logged, schema, name, maxRetries: 3, prefetch: 4, clock, metrics: sink });
