@@ -82,6 +82,10 @@ export const contenders: Record<string, { readonly kind: ContenderKind; make(): 
   PostgresWorkQueue: { kind: "ours", make: () => ours() },
   [`PostgresWorkQueue, prefetch ${prefetched}`]: { kind: "ours-prefetch", make: () => ours(prefetched) },
   [controllerContender]: { kind: "ours-loop", make: () => ours(prefetched, "controller") },
+  [`${controllerContender}, forget and done apart`]: {
+    kind: "ours-loop-apart",
+    make: () => ours(prefetched, "controller-apart"),
+  },
   "graphile-worker 0.18, batched": { kind: "graphile-batched", make: () => graphileWorker("batched") },
   "graphile-worker 0.18, default": { kind: "graphile-default", make: () => graphileWorker("default") },
   "pg-boss 10 (stately, singletonKey)": { kind: "pg-boss", make: pgBoss },
@@ -100,9 +104,14 @@ export interface PostgresSelection {
   readonly rounds: number;
 }
 
-/** Everything, three rounds: what `npm run bench` measures unless told otherwise. */
+/**
+ * Everything, three rounds: what `npm run bench` measures unless told otherwise — every contender but the
+ * controller loop with `forget` and `done` apart, measured only when `--contenders` names it.
+ */
 export const everything: PostgresSelection = {
-  kinds: Object.values(contenders).map((c) => c.kind),
+  kinds: Object.values(contenders)
+    .map((c) => c.kind)
+    .filter((kind) => kind !== "ours-loop-apart"),
   workers: workerCounts,
   across: true,
   cycle: true,

@@ -268,7 +268,7 @@ function selection(): PostgresSelection {
     process.exit(2);
   }
   const kinds = values.contenders?.split(",") ?? everything.kinds;
-  const known: readonly string[] = everything.kinds;
+  const known: readonly string[] = Object.values(contenders).map((c) => c.kind);
   const unknown = kinds.find((kind) => !known.includes(kind));
   if (unknown !== undefined) {
     process.stderr.write(`Expected \`--contenders\` to name kinds of ${known.join(", ")}, got \`${unknown}\`\n`);
@@ -415,38 +415,43 @@ function postgresTables(run: PostgresRun | { readonly skipped: string }): string
 
 /**
  * Issue 29's comparison round by round: in each round, the controller-loop line's rate ÷ graphile-worker batched's,
- * measured one after the other; the median of those ratios, and how many of the rounds are at least 1.
+ * measured one after the other; the median of those ratios, and how many of the rounds are at least 1. With the
+ * controller loop's `forget` and `done` apart measured too, the same for it, and the controller loop ÷ it (what
+ * `finish` changes).
  */
 function roundByRound(run: PostgresRun): string {
-  const ours = run.queues[controllerContender];
-  const theirs = run.queues[graphileBatched];
-  if (ours === undefined || theirs === undefined) return "";
-  const ratios = (a: readonly number[], b: readonly number[]) => a.map((x, i) => x / (b[i] ?? Number.NaN));
-  const where: [string, number[]][] = [
-    ...measured.workers.map((w): [string, number[]] => [
-      `W=${w}`,
-      ratios(ours.loops[w]?.rounds ?? [], theirs.loops[w]?.rounds ?? []),
-    ]),
-    ...(measured.across
-      ? [
-          [`${processes} processes × ${workersEach}`, ratios(ours.acrossRounds, theirs.acrossRounds)] as [
-            string,
-            number[],
-          ],
-        ]
-      : []),
+  const apart = `${controllerContender}, forget and done apart`;
+  const pairs: [string, string, string][] = [
+    [controllerContender, graphileBatched, `${controllerContender} ÷ graphile-worker batched`],
+    [apart, graphileBatched, "… with forget and done apart ÷ graphile-worker batched"],
+    [controllerContender, apart, `${controllerContender} ÷ the same with forget and done apart`],
   ];
-  return table(
-    `PostgreSQL: ${controllerContender} ÷ graphile-worker batched, round by round (measured one after the other in each round)`,
-    where.map(([name, r]) => [
-      name,
-      `${r.length}`,
-      median(r).toFixed(2),
-      `${r.filter((x) => x >= 1).length}`,
-      r.map((x) => x.toFixed(2)).join(" "),
-    ]),
-    ["", "rounds", "median ratio", "rounds ≥ 1", "each round"],
-  );
+  return pairs
+    .map(([a, b, title]) => {
+      const ours = run.queues[a];
+      const theirs = run.queues[b];
+      if (ours === undefined || theirs === undefined) return "";
+      const ratios = (x: readonly number[], y: readonly number[]) => x.map((v, i) => v / (y[i] ?? Number.NaN));
+      const where: [string, number[]][] = measured.workers.map((w): [string, number[]] => [
+        `W=${w}`,
+        ratios(ours.loops[w]?.rounds ?? [], theirs.loops[w]?.rounds ?? []),
+      ]);
+      if (measured.across)
+        where.push([`${processes} processes × ${workersEach}`, ratios(ours.acrossRounds, theirs.acrossRounds)]);
+      return table(
+        `PostgreSQL: ${title}, round by round (measured one after the other in each round)`,
+        where.map(([name, r]) => [
+          name,
+          `${r.length}`,
+          median(r).toFixed(2),
+          `${r.filter((x) => x >= 1).length}`,
+          r.map((x) => x.toFixed(2)).join(" "),
+        ]),
+        ["", "rounds", "median ratio", "rounds ≥ 1", "each round"],
+      );
+    })
+    .filter((t) => t !== "")
+    .join("\n");
 }
 
 function median(values: readonly number[]): number {
