@@ -269,7 +269,7 @@ async function idle(queue: Contender, round: string): Promise<Latency> {
 
 /**
  * The contenders of `selection` on the same database, round by round in turn so that drift on a shared machine
- * touches them alike; each rate is the median of the rounds, each latency over the samples of all of them, and every
+ * touches them alike, each round starting with the next contender; each rate is the median of the rounds, each latency over the samples of all of them, and every
  * round's rate is kept (`rounds`), so that two contenders' rates can be compared round by round. `progress` is told
  * what runs.
  */
@@ -291,7 +291,10 @@ export async function measurePostgres(
       names.map((name) => [name, Object.fromEntries(selection.workers.map((w) => [w, [] as Round[]]))]),
     );
     for (let r = 1; r <= rounds; r++) {
-      for (const [name, queue] of Object.entries(queues)) {
+      // Each round starts with the next contender, so that none always runs first.
+      const entries = Object.entries(queues);
+      const turn = [...entries.slice((r - 1) % entries.length), ...entries.slice(0, (r - 1) % entries.length)];
+      for (const [name, queue] of turn) {
         if (selection.cycle) {
           progress(`PostgreSQL: ${name}, cycle (round ${r} of ${rounds})`);
           cyclesOf[name]?.push(await cycle(queue, `cycle-${r}`));
