@@ -8,7 +8,8 @@
  * figures per call, each a ratio to the single-row update's, the median of the rounds: **wall**, the time the
  * client waited (round trip included), and **server**, the time PostgreSQL spent in the function
  * (`track_functions`, `pg_stat_user_functions.total_time`; the plain update is timed there by a PL/pgSQL function
- * that runs it). The machine is shared, so only ratios within one run compare. `--before FILE` times a second
+ * that runs it); beside them, the same medians in milliseconds per call (of `batch` rows for the `_many` functions).
+ * The machine is shared, so only ratios within one run compare. `--before FILE` times a second
  * schema too, made by an older migration's SQL with its schema name written `%SCHEMA%` (e.g. written by
  * `migration("%SCHEMA%")` at an earlier commit), the two interleaved round by round.
  */
@@ -145,7 +146,9 @@ try {
     process.stdout.write(
       `plain single-row UPDATE … RETURNING: wall ${(wall as number).toFixed(3)} ms, server ${(server as number).toFixed(3)} ms (= 1.00)\n`,
     );
-    process.stdout.write(`${"per row, ÷ plain".padEnd(24)}   wall  server   ms per call of ${batch}, wall / server\n`);
+    process.stdout.write(
+      `${"per row, ÷ plain".padEnd(24)}   wall  server   ms per call (of ${batch} rows for _many), wall / server\n`,
+    );
     for (const [name, xs] of samples) {
       const [w, v] = [0, 1].map((k) => median(xs.map((x) => x[k] as number)));
       // a call of `batch` rows for the batched functions, of one row for the others
