@@ -192,6 +192,31 @@ test("retry without a backoff asks the database for none, with null as its base 
   ]);
 });
 
+test("a finish is one finish_many statement, even alone; refused, it names forget when its forget was refused, and done when the forget was applied and the done refused", async () => {
+  const statements: string[] = [];
+  let row: Record<string, unknown> = {};
+  const answer = async (text: string) => {
+    statements.push(text.slice(text.indexOf(".") + 1, text.indexOf("(")));
+    return { rows: [row] };
+  };
+  const pool = {
+    query: answer,
+    connect: async () => ({ query: answer, on: () => undefined, release: () => undefined }),
+  };
+  const queue = new PostgresWorkQueue({ pool, name: "q", maxRetries: 3 });
+  const lease = { item: "a", token: 7, expiresAt: 0 };
+  row = { forgot: "stale", answer: null, worked_ms: null }; // as finish_many answers a refused forget
+  await expect(queue.finish(lease)).rejects.toThrow(
+    'forget("a") refused: the lease with token 7 expired, was done or was superseded; nothing changed',
+  );
+  // reachable only when the lease expires between the forget and the done of one statement
+  row = { forgot: "ok", answer: "stale", worked_ms: null };
+  await expect(queue.finish(lease)).rejects.toThrow('done("a") refused: the lease with token 7');
+  row = { forgot: "ok", answer: "ok", worked_ms: 3 };
+  await queue.finish(lease);
+  expect(statements).toEqual(["finish_many", "finish_many", "finish_many"]);
+});
+
 const lease = "Expected `lease` to be a lease that get or take answered, { item, token }, got";
 
 test.each([
@@ -202,10 +227,10 @@ test.each([
   ["a token that is not an integer", { item: "a", token: 1.5 }, lease],
   ["a token past the safe integers", { item: "a", token: 2 ** 53 }, lease],
   ["a function with an item and a token", Object.assign(() => "a", { item: "a", token: 1 }), lease],
-])("done, retry, forget and extend refuse %s as a lease, and change nothing", async (_name, given, message) => {
+])("done, retry, forget, extend and finish refuse %s as a lease, and change nothing", async (_name, given, message) => {
   const queue = new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries: 3 });
   await queue.add("a");
-  for (const verb of ["done", "retry", "forget", "extend"] as const) {
+  for (const verb of ["done", "retry", "forget", "extend", "finish"] as const) {
     await expect(queue[verb](given as never)).rejects.toThrow(new TypeError(message).message);
     await expect(queue[verb](given as never)).rejects.toBeInstanceOf(TypeError);
   }
