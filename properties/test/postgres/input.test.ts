@@ -192,7 +192,7 @@ test("retry without a backoff asks the database for none, with null as its base 
   ]);
 });
 
-test("a finish is one finish_many statement, even alone; refused, it names forget when its forget was refused, and done when the forget was applied and the done refused", async () => {
+test("a finish is one finish_many statement, even alone, where a done or forget alone is done or forget; refused, it names forget when its forget was refused, and done when the forget was applied and the done refused", async () => {
   const statements: string[] = [];
   let row: Record<string, unknown> = {};
   const answer = async (text: string) => {
@@ -214,7 +214,9 @@ test("a finish is one finish_many statement, even alone; refused, it names forge
   await expect(queue.finish(lease)).rejects.toThrow('done("a") refused: the lease with token 7');
   row = { forgot: "ok", answer: "ok", worked_ms: 3 };
   await queue.finish(lease);
-  expect(statements).toEqual(["finish_many", "finish_many", "finish_many"]);
+  await queue.done(lease); // a done or a forget alone is its own function's statement (one row, named answer)
+  await queue.forget(lease);
+  expect(statements).toEqual(["finish_many", "finish_many", "finish_many", "done", "forget"]);
 });
 
 const lease = "Expected `lease` to be a lease that get or take answered, { item, token }, got";
