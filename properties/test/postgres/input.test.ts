@@ -192,33 +192,6 @@ test("retry without a backoff asks the database for none, with null as its base 
   ]);
 });
 
-test("a finish is one finish_many statement, even alone, where a done or forget alone is done or forget; refused, it names forget when its forget was refused, and done when the forget was applied and the done refused", async () => {
-  const statements: string[] = [];
-  let row: Record<string, unknown> = {};
-  const answer = async (text: string) => {
-    statements.push(text.slice(text.indexOf(".") + 1, text.indexOf("(")));
-    return { rows: [row] };
-  };
-  const pool = {
-    query: answer,
-    connect: async () => ({ query: answer, on: () => undefined, release: () => undefined }),
-  };
-  const queue = new PostgresWorkQueue({ pool, name: "q", maxRetries: 3 });
-  const lease = { item: "a", token: 7, expiresAt: 0 };
-  row = { forgot: "stale", answer: null, worked_ms: null }; // as finish_many answers a refused forget
-  await expect(queue.finish(lease)).rejects.toThrow(
-    'forget("a") refused: the lease with token 7 expired, was done or was superseded; nothing changed',
-  );
-  // reachable only when the lease expires between the forget and the done of one statement
-  row = { forgot: "ok", answer: "stale", worked_ms: null };
-  await expect(queue.finish(lease)).rejects.toThrow('done("a") refused: the lease with token 7');
-  row = { forgot: "ok", answer: "ok", worked_ms: 3 };
-  await queue.finish(lease);
-  await queue.done(lease); // a done or a forget alone is its own function's statement (one row, named answer)
-  await queue.forget(lease);
-  expect(statements).toEqual(["finish_many", "finish_many", "finish_many", "done", "forget"]);
-});
-
 const lease = "Expected `lease` to be a lease that get or take answered, { item, token }, got";
 
 test.each([
