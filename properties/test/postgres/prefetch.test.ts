@@ -8,8 +8,13 @@
 import pg from "pg";
 import { afterAll, expect, onTestFinished, test, vi } from "vitest";
 import { type MetricsSink, type SharedQueueGauges, VirtualClock } from "../../../src/index.js";
-import { DatabaseUnavailableError, type Lease, PostgresWorkQueue } from "../../../src/postgres/index.js";
-import { databaseUrl, freshName, freshSchema, lostConnection } from "./database.js";
+import {
+  DatabaseUnavailableError,
+  type Lease,
+  PostgresWorkQueue,
+  StaleLeaseError,
+} from "../../../src/postgres/index.js";
+import { counting, databaseUrl, freshName, freshSchema, lostConnection } from "./database.js";
 
 const { pool, schema } = freshSchema("prefetch");
 const opened: PostgresWorkQueue[] = [];
@@ -251,6 +256,33 @@ test("an instance's own calls see no buffer: an add of a buffered item changes n
   expect(await queue.failures("b")).toBe(1);
   await queue.done(a);
   expect(await drainItems(queue)).toEqual(["b", "c"]); // b went back to its place, and c was queued once
+});
+
+test("an add or an addAfter of a buffered item sends no statement: it is queued for its instance, and stays queued once", async () => {
+  const clock = new VirtualClock();
+  const spy = counting(pool);
+  const queue = new PostgresWorkQueue({ pool: spy.pool, schema, name: freshName(), maxRetries: 3, prefetch: 4, clock });
+  opened.push(queue);
+  for (const item of ["a", "b", "c"]) await queue.add(item);
+  const a = (await queue.get()) as Lease; // b and c buffered; the fill brought fewer than it asked for: no refill
+  const sent = spy.sent.length;
+  await queue.add("b");
+  await queue.addAfter("c", 10);
+  expect(spy.sent.slice(sent)).toEqual([]);
+  clock.advance(10);
+  await queue.done(a);
+  expect(await drainItems(queue)).toEqual(["b", "c"]);
+});
+
+test("an extend of a buffered item with token 0 gives its lease back first, and is refused: that item is queued for every instance", async () => {
+  const name = freshName();
+  const buffering = open(name, { prefetch: 4 });
+  const other = open(name);
+  for (const item of ["a", "b", "c"]) await buffering.add(item);
+  expect(await buffering.get()).toMatchObject({ item: "a" }); // b and c buffered
+  await expect(buffering.extend({ item: "c", token: 0, expiresAt: 0 })).rejects.toBeInstanceOf(StaleLeaseError);
+  expect(await other.get()).toMatchObject({ item: "c" });
+  expect(await other.get()).toBeUndefined(); // b is still buffered
 });
 
 test("a drain gives the buffered leases back, so that another instance's workers finish them", async () => {

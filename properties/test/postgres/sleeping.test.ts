@@ -213,3 +213,63 @@ test("a take that was aborted while it slept leaves nothing of itself in the que
     await queue.close();
   }
 });
+
+/**
+ * A pool that answers without a database: `get` finds nothing, the views an empty queue that is shut down once
+ * `shut_down` was called; its listening client hears no notification. It records each statement, and `looked`
+ * resolves once a look's views were answered: the take then sleeps, which only a wake of its own object ends.
+ */
+function silent() {
+  const statements: string[] = [];
+  let shut = false;
+  let looked: () => void = () => {};
+  const asleep = new Promise<void>((resolve) => {
+    looked = resolve;
+  });
+  const answer = async (text: string) => {
+    statements.push(/\.(\w+)\(/.exec(text)?.[1] ?? text);
+    if (text.includes(".shut_down(")) shut = true;
+    if (!text.includes(".views(")) return { rows: [] };
+    setImmediate(looked);
+    return { rows: [{ size: 0, in_flight: 0, waiting: 0, shutting_down: shut, next_event: null }] };
+  };
+  const client = { query: answer, on: () => client, release: () => undefined };
+  return { statements, asleep, pool: { query: answer, connect: async () => client } };
+}
+
+/** Whether `promise` settled after the calls already made, and the macrotask after them, ran. */
+async function settledNow(promise: Promise<unknown>): Promise<boolean> {
+  const settled = tracked(promise);
+  await new Promise((resolve) => setImmediate(resolve));
+  return settled();
+}
+
+test("shutDown wakes this object's sleeping take itself, without a notification: it answers undefined at once", async () => {
+  const db = silent();
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const taken = queue.take();
+  await db.asleep;
+  await queue.shutDown();
+  expect(await settledNow(taken)).toBe(true);
+  await expect(taken).resolves.toBeUndefined();
+  await queue.close();
+});
+
+test("close wakes a sleeping take, which rejects as refused at once, not at its next poll", async () => {
+  const db = silent();
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const taken = queue.take().catch((e: unknown) => e);
+  await db.asleep;
+  await queue.close();
+  expect(await settledNow(taken)).toBe(true);
+  expect(await taken).toEqual(new Error('take refused: the queue "q" was closed'));
+});
+
+test("a drain whose signal aborted before the call shuts the queue down and rejects without listening", async () => {
+  const db = silent();
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
+  const signal = AbortSignal.abort(new Error("at once"));
+  await expect(queue.shutDownWithDrain({ signal })).rejects.toThrow("at once");
+  expect(db.statements).toEqual(["shut_down"]);
+  await queue.close();
+});
