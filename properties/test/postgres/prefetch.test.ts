@@ -274,6 +274,19 @@ test("an add or an addAfter of a buffered item sends no statement: it is queued 
   expect(await drainItems(queue)).toEqual(["b", "c"]);
 });
 
+test("a get made once close was called is refused, although a refill in progress kept its buffer from going back yet", async () => {
+  const name = freshName();
+  const queue = open(name, { prefetch: 4 });
+  for (const item of ["a", "b", "c", "d", "e", "f"]) await queue.add(item);
+  const got: string[] = [];
+  for (let i = 0; i < 3; i++) got.push(((await queue.get()) as Lease).item); // the fill brought a–e
+  expect(got).toEqual(["a", "b", "c"]); // the hand-on of c left d and e: a refill runs, alone
+  const closing = queue.close(); // its give-back waits for the refill
+  await expect(queue.get()).rejects.toThrow(`get refused: the queue "${name}" was closed`);
+  await closing;
+  expect(await drainItems(open(name))).toEqual(["d", "e", "f"]);
+});
+
 test("an extend of a buffered item with token 0 gives its lease back first, and is refused: that item is queued for every instance", async () => {
   const name = freshName();
   const buffering = open(name, { prefetch: 4 });
