@@ -11,6 +11,7 @@ import { type MetricsSink, type SharedQueueGauges, VirtualClock } from "../../..
 import {
   DatabaseUnavailableError,
   type Lease,
+  type PoolLike,
   PostgresWorkQueue,
   StaleLeaseError,
 } from "../../../src/postgres/index.js";
@@ -285,6 +286,46 @@ test("a get made once close was called is refused, although a refill in progress
   await expect(queue.get()).rejects.toThrow(`get refused: the queue "${name}" was closed`);
   await closing;
   expect(await drainItems(open(name))).toEqual(["d", "e", "f"]);
+});
+
+test("a fill that buffers leases wakes this object's sleeping take, which is handed one at once, without a notification", async () => {
+  // Its listening client hears nothing: only the instance itself can wake its take before the hour's poll. `asleep`
+  // resolves once a look's views were answered: the take then sleeps.
+  let looked: () => void = () => {};
+  const asleep = new Promise<void>((resolve) => {
+    looked = resolve;
+  });
+  const deaf: PoolLike = {
+    query: async (text, values) => {
+      const answer = await pool.query(text, values);
+      if (text.includes(".views(")) setImmediate(looked);
+      return answer;
+    },
+    connect: async () => {
+      const client = await pool.connect();
+      return {
+        query: (text: string, values?: unknown[]) => client.query(text, values),
+        on: () => undefined,
+        release: (error?: Error | boolean) => client.release(error),
+      };
+    },
+  };
+  const name = freshName();
+  const queue = new PostgresWorkQueue({ pool: deaf, schema, name, maxRetries: 3, prefetch: 4, pollMs: 3_600_000 });
+  opened.push(queue);
+  const taken = queue.take();
+  let settled = false;
+  void taken.then(() => {
+    settled = true;
+  });
+  await asleep;
+  const other = open(name);
+  for (const item of ["a", "b", "c"]) await other.add(item);
+  expect(await queue.get()).toMatchObject({ item: "a" }); // b and c buffered: the fill wakes the take
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(settled).toBe(true);
+  expect(await taken).toMatchObject({ item: "b" });
+  await queue.close(); // its listening client back: the suite's pool has four
 });
 
 test("an extend of a buffered item with token 0 gives its lease back first, and is refused: that item is queued for every instance", async () => {

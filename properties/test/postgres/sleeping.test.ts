@@ -217,7 +217,8 @@ test("a take that was aborted while it slept leaves nothing of itself in the que
 /**
  * A pool that answers without a database: `get` finds nothing, the views an empty queue that is shut down once
  * `shut_down` was called; its listening client hears no notification. It records each statement, and `looked`
- * resolves once a look's views were answered: the take then sleeps, which only a wake of its own object ends.
+ * resolves once a look's views were answered: the take then sleeps, which only a wake of its own object ends. It
+ * answers 10 looks at most.
  */
 function silent() {
   const statements: string[] = [];
@@ -226,10 +227,14 @@ function silent() {
   const asleep = new Promise<void>((resolve) => {
     looked = resolve;
   });
+  let looks = 0;
   const answer = async (text: string) => {
     statements.push(/\.(\w+)\(/.exec(text)?.[1] ?? text);
     if (text.includes(".shut_down(")) shut = true;
     if (!text.includes(".views(")) return { rows: [] };
+    // a take that never sleeps (a mutant) looks without end on answers that take no macrotask: it fails instead
+    looks += 1;
+    if (looks > 10) throw new Error("more than 10 looks: the take did not sleep");
     setImmediate(looked);
     return { rows: [{ size: 0, in_flight: 0, waiting: 0, shutting_down: shut, next_event: null }] };
   };
