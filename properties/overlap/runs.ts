@@ -283,8 +283,10 @@ function replayed(order: readonly Made[], maxRetries: number): WorkQueueModel<un
 }
 
 /**
- * Renders a run's calls, a round per line: overlapping calls side by side, a call made after the answer of the one
- * before it (awaited, or answered before the call returned) with `then`.
+ * Renders a run's calls, a round per line, in the order they were made: a call made after the call printed before it
+ * answered (awaited, or answered before the call returned) with `then`, other calls side by side (`‖`). Only the
+ * times decide: a call drawn to wait for an earlier call may follow a call made meanwhile that had not answered, and
+ * then overlaps it.
  */
 export function showRun(calls: readonly OverlapCall[]): string {
   const rounds = [...new Set(calls.map((c) => c.round))].sort((a, b) => a - b);
@@ -294,8 +296,8 @@ export function showRun(calls: readonly OverlapCall[]): string {
         .filter((c) => c.round === round)
         .map((c, i, all) => {
           const before = all[i - 1];
-          const after = c.afterPrevious || (before !== undefined && before.answeredAt < c.invokedAt);
-          return `${before === undefined ? "" : after ? " then " : "  ‖  "}${c.call} → ${showAnswer(c.answer)}`;
+          const separator = before === undefined ? "" : before.answeredAt < c.invokedAt ? " then " : "  ‖  ";
+          return `${separator}${c.call} → ${showAnswer(c.answer)}`;
         })
         .join("");
       return `  round ${round}: ${line}`;

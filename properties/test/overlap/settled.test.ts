@@ -49,3 +49,19 @@ test("a call made after the one before it answered shows with then, though not d
     '  round 1: add("a") → undefined  ‖  get() → undefined',
   );
 });
+
+test("a call drawn to wait shows side by side with a call made meanwhile that had not answered", () => {
+  // Drawn: done("a"), then get() at once, then get() once done("a") answered; made: done at 0, the first get at 1,
+  // done answered at 2, the second get made at 3 while the first was still in flight, answered at 4 and 5.
+  const call = (text: string, afterPrevious: boolean, invokedAt: number, answeredAt: number) => ({
+    round: 1,
+    call: text,
+    afterPrevious,
+    answer: { kind: "value" as const, value: undefined },
+    invokedAt,
+    answeredAt,
+  });
+  expect(showRun([call('done("a")', false, 0, 2), call("get()", false, 1, 5), call("get()", true, 3, 4)])).toBe(
+    '  round 1: done("a") → undefined  ‖  get() → undefined  ‖  get() → undefined',
+  );
+});
