@@ -215,31 +215,49 @@ test("a take that was aborted while it slept leaves nothing of itself in the que
 });
 
 /**
- * A pool that answers without a database: `get` finds nothing, the views an empty queue that is shut down once
- * `shut_down` was called; its listening client hears no notification. It records each statement, and `looked`
- * resolves once a look's views were answered: the take then sleeps, which only a wake of its own object ends. It
- * answers 10 looks at most.
+ * A pool that answers without a database: `get` hands out the next of `queued`, if any; the views show an empty
+ * queue that is shut down once `shut_down` was called. Its listening client hears only what `notify` sends. It
+ * records each statement, and `asleep(n)` resolves once n looks' views were answered: the takes then sleep, which
+ * only a wake ends. It answers 10 looks at most.
  */
 function silent() {
   const statements: string[] = [];
+  const queued: string[] = [];
   let shut = false;
-  let looked: () => void = () => {};
-  const asleep = new Promise<void>((resolve) => {
-    looked = resolve;
-  });
   let looks = 0;
+  const sleepers: { readonly looks: number; readonly wake: () => void }[] = [];
   const answer = async (text: string) => {
     statements.push(/\.(\w+)\(/.exec(text)?.[1] ?? text);
     if (text.includes(".shut_down(")) shut = true;
+    if (text.includes(".get(")) {
+      const item = queued.shift();
+      return { rows: item === undefined ? [] : [{ item, token: 1, expires_ms: 30_000, queued_for_ms: 0 }] };
+    }
     if (!text.includes(".views(")) return { rows: [] };
     // a take that never sleeps (a mutant) looks without end on answers that take no macrotask: it fails instead
     looks += 1;
     if (looks > 10) throw new Error("more than 10 looks: the take did not sleep");
-    setImmediate(looked);
+    for (const sleeper of sleepers) if (sleeper.looks <= looks) setImmediate(sleeper.wake);
     return { rows: [{ size: 0, in_flight: 0, waiting: 0, shutting_down: shut, next_event: null }] };
   };
-  const client = { query: answer, on: () => client, release: () => undefined };
-  return { statements, asleep, pool: { query: answer, connect: async () => client } };
+  const listeners: ((message: { channel: string; payload?: string }) => void)[] = [];
+  const client = {
+    query: answer,
+    on: (event: string, listener: (message: { channel: string; payload?: string }) => void) => {
+      if (event === "notification") listeners.push(listener);
+      return client;
+    },
+    release: () => undefined,
+  };
+  return {
+    statements,
+    queued,
+    asleep: (n = 1) => new Promise<void>((wake) => sleepers.push({ looks: n, wake })),
+    notify: (payload: string) => {
+      for (const listener of listeners) listener({ channel: channelOf("workqueue"), payload });
+    },
+    pool: { query: answer, connect: async () => client } as unknown as PoolLike,
+  };
 }
 
 /** Whether `promise` settled after the calls already made, and the macrotask after them, ran. */
@@ -253,7 +271,7 @@ test("shutDown wakes this object's sleeping take itself, without a notification:
   const db = silent();
   const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
   const taken = queue.take();
-  await db.asleep;
+  await db.asleep();
   await queue.shutDown();
   expect(await settledNow(taken)).toBe(true);
   await expect(taken).resolves.toBeUndefined();
@@ -264,7 +282,7 @@ test("close wakes a sleeping take, which rejects as refused at once, not at its 
   const db = silent();
   const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
   const taken = queue.take().catch((e: unknown) => e);
-  await db.asleep;
+  await db.asleep();
   await queue.close();
   expect(await settledNow(taken)).toBe(true);
   expect(await taken).toEqual(new Error('take refused: the queue "q" was closed'));
@@ -276,5 +294,28 @@ test("a drain whose signal aborted before the call shuts the queue down and reje
   const signal = AbortSignal.abort(new Error("at once"));
   await expect(queue.shutDownWithDrain({ signal })).rejects.toThrow("at once");
   expect(db.statements).toEqual(["shut_down"]);
+  await queue.close();
+});
+
+test("a take that ends passes its wake on: one notification of items queued wakes one sleeping take, whose end wakes the next, at once", async () => {
+  const db = silent();
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const first = queue.take();
+  const second = queue.take();
+  await db.asleep(2);
+  db.queued.push("a", "b");
+  db.notify("+q"); // one item queued, as far as this notification says
+  const settled = [tracked(first), tracked(second)];
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(settled.map((each) => each())).toEqual([true, true]);
+  expect([(await first)?.item, (await second)?.item]).toEqual(["a", "b"]);
+  await queue.close();
+});
+
+test("a take whose signal aborted before the call rejects with its reason without listening or asking anything", async () => {
+  const db = silent();
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
+  await expect(queue.take({ signal: AbortSignal.abort(new Error("at once")) })).rejects.toThrow("at once");
+  expect(db.statements).toEqual([]);
   await queue.close();
 });
