@@ -326,3 +326,15 @@ test("a take whose signal aborted before the call rejects with its reason withou
   expect(db.statements).toEqual([]);
   await queue.close();
 });
+
+test("a take whose signal aborts while it sleeps rejects with the reason at once, not at its next poll", async () => {
+  const db = silent();
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const controller = new AbortController();
+  const taken = queue.take({ signal: controller.signal }).catch((e: unknown) => e);
+  await db.asleep();
+  controller.abort(new Error("withdrawn"));
+  expect(await settledNow(taken)).toBe(true);
+  expect(await taken).toEqual(new Error("withdrawn"));
+  await queue.close();
+});
