@@ -1,0 +1,137 @@
+/**
+ * How a sleeping `take` or drain of `PostgresWorkQueue` is woken by its own object (docs/spec.md §14, §13 and
+ * §20.10), at once and without a notification: by `shutDown`, `close`, its abort, a take that ends and passes the
+ * wake on. Without a database: the pool answers each statement itself, so a mutant that leaves a take asleep fails
+ * here within a macrotask, before the suites on the server wait out their time limits.
+ */
+import { expect, test } from "vitest";
+import { type PoolLike, PostgresWorkQueue } from "../../../src/postgres/index.js";
+import { channelOf } from "../../../src/postgres/schema.js";
+
+/** Whether `promise` has settled, as seen after the calls already made. */
+function tracked(promise: Promise<unknown>): () => boolean {
+  let settled = false;
+  const mark = () => {
+    settled = true;
+  };
+  void promise.then(mark, mark);
+  return () => settled;
+}
+
+/**
+ * A pool that answers without a database: `get` hands out the next of `queued`, if any; the views show an empty
+ * queue that is shut down once `shut_down` was called. Its listening client hears only what `notify` sends. It
+ * records each statement, and `asleep(n)` resolves once n looks' views were answered: the takes then sleep, which
+ * only a wake ends. It answers 10 looks at most.
+ */
+function silent() {
+  const statements: string[] = [];
+  const queued: string[] = [];
+  let shut = false;
+  let looks = 0;
+  const sleepers: { readonly looks: number; readonly wake: () => void }[] = [];
+  const answer = async (text: string) => {
+    statements.push(/\.(\w+)\(/.exec(text)?.[1] ?? text);
+    if (text.includes(".shut_down(")) shut = true;
+    if (text.includes(".get(")) {
+      const item = queued.shift();
+      return { rows: item === undefined ? [] : [{ item, token: 1, expires_ms: 30_000, queued_for_ms: 0 }] };
+    }
+    if (!text.includes(".views(")) return { rows: [] };
+    // a take that never sleeps (a mutant) looks without end on answers that take no macrotask: it fails instead
+    looks += 1;
+    if (looks > 10) throw new Error("more than 10 looks: the take did not sleep");
+    for (const sleeper of sleepers) if (sleeper.looks <= looks) setImmediate(sleeper.wake);
+    return { rows: [{ size: 0, in_flight: 0, waiting: 0, shutting_down: shut, next_event: null }] };
+  };
+  const listeners: ((message: { channel: string; payload?: string }) => void)[] = [];
+  const client = {
+    query: answer,
+    on: (event: string, listener: (message: { channel: string; payload?: string }) => void) => {
+      if (event === "notification") listeners.push(listener);
+      return client;
+    },
+    release: () => undefined,
+  };
+  return {
+    statements,
+    queued,
+    asleep: (n = 1) => new Promise<void>((wake) => sleepers.push({ looks: n, wake })),
+    notify: (payload: string) => {
+      for (const listener of listeners) listener({ channel: channelOf("workqueue"), payload });
+    },
+    pool: { query: answer, connect: async () => client } as unknown as PoolLike,
+  };
+}
+
+/** Whether `promise` settled after the calls already made, and the macrotask after them, ran. */
+async function settledNow(promise: Promise<unknown>): Promise<boolean> {
+  const settled = tracked(promise);
+  await new Promise((resolve) => setImmediate(resolve));
+  return settled();
+}
+
+test("shutDown wakes this object's sleeping take itself, without a notification: it answers undefined at once", async () => {
+  const db = silent();
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const taken = queue.take();
+  await db.asleep();
+  await queue.shutDown();
+  expect(await settledNow(taken)).toBe(true);
+  await expect(taken).resolves.toBeUndefined();
+  await queue.close();
+});
+
+test("close wakes a sleeping take, which rejects as refused at once, not at its next poll", async () => {
+  const db = silent();
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const taken = queue.take().catch((e: unknown) => e);
+  await db.asleep();
+  await queue.close();
+  expect(await settledNow(taken)).toBe(true);
+  expect(await taken).toEqual(new Error('take refused: the queue "q" was closed'));
+});
+
+test("a drain whose signal aborted before the call shuts the queue down and rejects without listening", async () => {
+  const db = silent();
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
+  const signal = AbortSignal.abort(new Error("at once"));
+  await expect(queue.shutDownWithDrain({ signal })).rejects.toThrow("at once");
+  expect(db.statements).toEqual(["shut_down"]);
+  await queue.close();
+});
+
+test("a take that ends passes its wake on: one notification of items queued wakes one sleeping take, whose end wakes the next, at once", async () => {
+  const db = silent();
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const first = queue.take();
+  const second = queue.take();
+  await db.asleep(2);
+  db.queued.push("a", "b");
+  db.notify("+q"); // one item queued, as far as this notification says
+  const settled = [tracked(first), tracked(second)];
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(settled.map((each) => each())).toEqual([true, true]);
+  expect([(await first)?.item, (await second)?.item]).toEqual(["a", "b"]);
+  await queue.close();
+});
+
+test("a take whose signal aborted before the call rejects with its reason without listening or asking anything", async () => {
+  const db = silent();
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
+  await expect(queue.take({ signal: AbortSignal.abort(new Error("at once")) })).rejects.toThrow("at once");
+  expect(db.statements).toEqual([]);
+  await queue.close();
+});
+
+test("a take whose signal aborts while it sleeps rejects with the reason at once, not at its next poll", async () => {
+  const db = silent();
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const controller = new AbortController();
+  const taken = queue.take({ signal: controller.signal }).catch((e: unknown) => e);
+  await db.asleep();
+  controller.abort(new Error("withdrawn"));
+  expect(await settledNow(taken)).toBe(true);
+  expect(await taken).toEqual(new Error("withdrawn"));
+  await queue.close();
+});
