@@ -4,7 +4,8 @@
  * wake on. Without a database: the pool answers each statement itself, so a mutant that leaves a take asleep fails
  * here within a macrotask, before the suites on the server wait out their time limits.
  */
-import { expect, test } from "vitest";
+import { expect, test, vi } from "vitest";
+import { VirtualClock } from "../../../src/index.js";
 import { type PoolLike, PostgresWorkQueue } from "../../../src/postgres/index.js";
 import { channelOf } from "../../../src/postgres/schema.js";
 
@@ -30,8 +31,11 @@ function silent() {
   let shut = false;
   let looks = 0;
   const sleepers: { readonly looks: number; readonly wake: () => void }[] = [];
+  /** The views' next event; the statements that fail as a lost connection does. */
+  const state: { nextEvent: number | null; failing: RegExp | undefined } = { nextEvent: null, failing: undefined };
   const answer = async (text: string) => {
     statements.push(/\.(\w+)\(/.exec(text)?.[1] ?? text);
+    if (state.failing?.test(text)) throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
     if (text.includes(".shut_down(")) shut = true;
     if (text.includes(".get(")) {
       const item = queued.shift();
@@ -42,7 +46,7 @@ function silent() {
     looks += 1;
     if (looks > 10) throw new Error("more than 10 looks: the take did not sleep");
     for (const sleeper of sleepers) if (sleeper.looks <= looks) setImmediate(sleeper.wake);
-    return { rows: [{ size: 0, in_flight: 0, waiting: 0, shutting_down: shut, next_event: null }] };
+    return { rows: [{ size: 0, in_flight: 0, waiting: 0, shutting_down: shut, next_event: state.nextEvent }] };
   };
   const listeners: ((message: { channel: string; payload?: string }) => void)[] = [];
   const client = {
@@ -56,6 +60,7 @@ function silent() {
   return {
     statements,
     queued,
+    state,
     asleep: (n = 1) => new Promise<void>((wake) => sleepers.push({ looks: n, wake })),
     notify: (payload: string) => {
       for (const listener of listeners) listener({ channel: channelOf("workqueue"), payload });
@@ -133,5 +138,31 @@ test("a take whose signal aborts while it sleeps rejects with the reason at once
   controller.abort(new Error("withdrawn"));
   expect(await settledNow(taken)).toBe(true);
   expect(await taken).toEqual(new Error("withdrawn"));
+  await queue.close();
+});
+
+test("a take whose look found nothing asks its clock to wake it at the views' next event", async () => {
+  const db = silent();
+  db.state.nextEvent = 1_100;
+  const clock = new VirtualClock(1_000);
+  const schedule = vi.spyOn(clock, "schedule");
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, clock, pollMs: 3_600_000 });
+  const taken = queue.take();
+  await db.asleep();
+  expect(schedule).toHaveBeenCalledWith(1_100, expect.any(Function));
+  db.queued.push("a");
+  clock.advance(100);
+  await expect(taken).resolves.toMatchObject({ item: "a" });
+  await queue.close();
+});
+
+test.each([
+  ["look's views", /\.views\(/, 0],
+  ["buffer's fill", /\.lease_many\(/, 4],
+])("a take whose %s cannot reach the database rejects naming the take", async (_, failing, prefetch) => {
+  const db = silent();
+  db.state.failing = failing;
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, prefetch });
+  await expect(queue.take()).rejects.toThrow(/^take could not reach PostgreSQL: read ECONNRESET$/);
   await queue.close();
 });
