@@ -6,7 +6,7 @@
 import { setMaxListeners } from "node:events";
 import pg from "pg";
 import PgBoss from "pg-boss";
-import { migrate, PostgresWorkQueue, runLeaseWorkers } from "../src/postgres/index.js";
+import { type LeasedQueue, migrate, PostgresWorkQueue, runLeaseWorkers } from "../src/postgres/index.js";
 
 /** The database measured: the machine's PostgreSQL, or `WORKQUEUE_DATABASE_URL`. */
 export const databaseUrl = process.env.WORKQUEUE_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -42,6 +42,7 @@ export type ContenderKind =
   | "ours"
   | "ours-prefetch"
   | "ours-loop"
+  | "ours-loop-apart"
   | "graphile-batched"
   | "graphile-default"
   | "pg-boss";
@@ -81,9 +82,10 @@ export async function dropSchema(schema: string): Promise<void> {
 /**
  * How our contenders run a worker loop: the benchmark's own (`take`, handler, `done`, each awaited), or the
  * controller loop a user runs for throughput (`runLeaseWorkers` with `finishAhead`: `forget` and `done` in the
- * background while the worker takes on).
+ * background while the worker takes on, as one `finish`), or that loop with `forget` and `done` apart, two calls, as
+ * before `finish` (docs/spec.md §20.12), to measure what `finish` changes within one run.
  */
-export type OursLoop = "takes" | "controller";
+export type OursLoop = "takes" | "controller" | "controller-apart";
 
 /**
  * `PostgresWorkQueue`, with `prefetch` leases buffered per queue object (0: none, the default). With `loop`
@@ -96,7 +98,14 @@ export async function ours(prefetch = 0, loop: OursLoop = "takes"): Promise<Cont
   let rounds = 0;
   const open = () => new PostgresWorkQueue({ pool, schema, name: `bench${rounds}`, maxRetries: 5, prefetch });
   let queue = open();
-  const kind: ContenderKind = loop === "controller" ? "ours-loop" : prefetch === 0 ? "ours" : "ours-prefetch";
+  const kind: ContenderKind =
+    loop === "controller"
+      ? "ours-loop"
+      : loop === "controller-apart"
+        ? "ours-loop-apart"
+        : prefetch === 0
+          ? "ours"
+          : "ours-prefetch";
   const get = async () => {
     const lease = await queue.get();
     return lease && { item: lease.item, finish: () => queue.done(lease) };
@@ -139,17 +148,31 @@ async function untilStopped(queue: PostgresWorkQueue, stop: AbortSignal) {
 
 /** `workers` workers of `loop` on `queue`, until the returned stop. */
 function loops(loop: OursLoop, queue: PostgresWorkQueue, handler: (item: string) => void, workers: number) {
-  return loop === "takes" ? takeLoops(queue, handler, workers) : controller(queue, handler, workers);
+  return loop === "takes" ? takeLoops(queue, handler, workers) : controller(queue, handler, workers, loop);
 }
 
 /**
  * `runLeaseWorkers` with `workers` workers and {@link finishedAhead} leases finishing in the background, until the
  * returned stop: each lease is forgotten and done, as a user's controller does.
  */
-function controller(queue: PostgresWorkQueue, handler: (item: string) => void, workers: number) {
+function controller(
+  queue: PostgresWorkQueue,
+  handler: (item: string) => void,
+  workers: number,
+  loop: "controller" | "controller-apart",
+) {
   const stopped = new AbortController();
   setMaxListeners(workers * 2, stopped.signal); // each waiting take, and each handler's signal, listens to it
-  const running = runLeaseWorkers(queue, (item) => handler(item), {
+  // Without `finish`, the loop makes a success's `forget` and `done` as two calls (§20.12).
+  const apart: LeasedQueue = {
+    leaseMs: queue.leaseMs,
+    take: (options) => queue.take(options),
+    extend: (lease) => queue.extend(lease),
+    forget: (lease) => queue.forget(lease),
+    retry: (lease) => queue.retry(lease),
+    done: (lease) => queue.done(lease),
+  };
+  const running = runLeaseWorkers(loop === "controller" ? queue : apart, (item) => handler(item), {
     concurrency: workers,
     finishAhead: finishedAhead,
     signal: stopped.signal,

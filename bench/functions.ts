@@ -3,12 +3,13 @@
  * of the PostgreSQL queue (docs/spec.md §20) costs per row handled, against a plain single-row `UPDATE … RETURNING`
  * timed in the same round, on one connection, one statement at a time (as one worker sends them). With `N` items
  * queued in a schema of its own (dropped at the end), each round times, per row: `get` then `done` of `batch` items
- * one statement each, `add` of them back one each, then the same as `get_many`, `done_many` and `add_many` of
- * `batch` rows at once; and `batch` single-row updates of a table of `N` rows, and one `batch`-row update. Two
+ * one statement each, `add` of them back one each, then the same as `get_many`, `forget_many`, `done_many` and
+ * `add_many` of `batch` rows at once, then (schema version 4 on) `finish_many` of `batch` rows leased again; and `batch` single-row updates of a table of `N` rows, and one `batch`-row update. Two
  * figures per call, each a ratio to the single-row update's, the median of the rounds: **wall**, the time the
  * client waited (round trip included), and **server**, the time PostgreSQL spent in the function
  * (`track_functions`, `pg_stat_user_functions.total_time`; the plain update is timed there by a PL/pgSQL function
- * that runs it). The machine is shared, so only ratios within one run compare. `--before FILE` times a second
+ * that runs it); beside them, the same medians in milliseconds per call (of `batch` rows for the `_many` functions).
+ * The machine is shared, so only ratios within one run compare. `--before FILE` times a second
  * schema too, made by an older migration's SQL with its schema name written `%SCHEMA%` (e.g. written by
  * `migration("%SCHEMA%")` at an earlier commit), the two interleaved round by round.
  */
@@ -76,10 +77,23 @@ async function round(samples: Map<string, number[][]>, s: string, count: number)
     leases = (await call("get_many($1, null, 30000, $2)", [queue, count])).rows;
   });
   const items = leases.map((l) => l.item);
+  const tokens = () => leases.map((l) => l.token);
+  await phase(samples, `${s}.forget_many`, `${s}.forget_many`, () =>
+    call("forget_many($1, $2, $3, null)", [queue, items, tokens()]),
+  );
   await phase(samples, `${s}.done_many`, `${s}.done_many`, () =>
-    call("done_many($1, $2, $3, null)", [queue, items, leases.map((l) => l.token)]),
+    call("done_many($1, $2, $3, null)", [queue, items, tokens()]),
   );
   await phase(samples, `${s}.add_many`, `${s}.add_many`, () => call("add_many($1, $2, null) changed", [queue, items]));
+  // A handled lease's forget and done in one statement (schema version 4): the same items leased again, not timed
+  const finishing = (await client.query("select to_regproc($1) as f", [`"${s}".finish_many`])).rows[0].f !== null;
+  if (!finishing) return;
+  leases = (await call("get_many($1, null, 30000, $2)", [queue, count])).rows;
+  const again = leases.map((l) => l.item);
+  await phase(samples, `${s}.finish_many`, `${s}.finish_many`, () =>
+    call("finish_many($1, $2, $3, null)", [queue, again, tokens()]),
+  );
+  await call("add_many($1, $2, null) changed", [queue, again]);
 }
 
 /** Makes a schema from `sql` with `rows` items queued. */
@@ -132,11 +146,16 @@ try {
     process.stdout.write(
       `plain single-row UPDATE … RETURNING: wall ${(wall as number).toFixed(3)} ms, server ${(server as number).toFixed(3)} ms (= 1.00)\n`,
     );
-    process.stdout.write(`${"per row, ÷ plain".padEnd(24)}   wall  server\n`);
+    process.stdout.write(
+      `${"per row, ÷ plain".padEnd(24)}   wall  server   ms per call (of ${batch} rows for _many), wall / server\n`,
+    );
     for (const [name, xs] of samples) {
-      const w = median(xs.map((x) => x[0] as number)) / (wall as number);
-      const v = median(xs.map((x) => x[1] as number)) / (server as number);
-      process.stdout.write(`${name.padEnd(24)} ${w.toFixed(2).padStart(6)} ${v.toFixed(2).padStart(7)}\n`);
+      const [w, v] = [0, 1].map((k) => median(xs.map((x) => x[k] as number)));
+      // a call of `batch` rows for the batched functions, of one row for the others
+      const rows = name.endsWith("_many") ? batch : 1;
+      process.stdout.write(
+        `${name.padEnd(24)} ${((w as number) / (wall as number)).toFixed(2).padStart(6)} ${((v as number) / (server as number)).toFixed(2).padStart(7)}   ${((w as number) * rows).toFixed(2)} / ${((v as number) * rows).toFixed(2)}\n`,
+      );
     }
   }
 } finally {

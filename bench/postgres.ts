@@ -8,7 +8,15 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { once, setMaxListeners } from "node:events";
 import pg from "pg";
-import { type Contender, databaseUrl, finishedAhead, ours, pgBoss, prefetched } from "./contenders.js";
+import {
+  type Contender,
+  type ContenderKind,
+  databaseUrl,
+  finishedAhead,
+  ours,
+  pgBoss,
+  prefetched,
+} from "./contenders.js";
 import { graphileWorker } from "./graphile.js";
 import { statementsSent, updatesPerSecond } from "./statements.js";
 
@@ -37,7 +45,10 @@ export interface Latency {
 
 /** One worker count's rounds: handlings per second, how long a worker waited from asking to its handler's start, statements sent per handling. */
 export interface LoopResult {
+  /** The median of the rounds. */
   readonly perSecond: number;
+  /** Each round's handlings per second, in the order of the rounds. */
+  readonly rounds: readonly number[];
   readonly askToStart: Latency;
   readonly statementsPerJob: number;
 }
@@ -50,6 +61,8 @@ export interface PostgresResult {
   readonly loops: Record<number, LoopResult>;
   /** Handlings per second across {@link processes} worker processes of {@link workersEach} workers. */
   readonly acrossPerSecond: number;
+  /** Each round's handlings per second across processes, in the order of the rounds. */
+  readonly acrossRounds: readonly number[];
   /** From an add to its handler's start, with one worker idle in the queue's own wait. */
   readonly idle: Latency;
 }
@@ -64,14 +77,46 @@ export interface PostgresRun {
 /** Ours as a user runs it for throughput: its buffer of leases, and the controller loop finishing in the background. */
 export const controllerContender = `PostgresWorkQueue, prefetch ${prefetched}, runLeaseWorkers finishAhead ${finishedAhead}`;
 
-/** The contenders, by the name the table shows. */
-export const contenders: Record<string, () => Promise<Contender>> = {
-  PostgresWorkQueue: () => ours(),
-  [`PostgresWorkQueue, prefetch ${prefetched}`]: () => ours(prefetched),
-  [controllerContender]: () => ours(prefetched, "controller"),
-  "graphile-worker 0.18, batched": () => graphileWorker("batched"),
-  "graphile-worker 0.18, default": () => graphileWorker("default"),
-  "pg-boss 10 (stately, singletonKey)": pgBoss,
+/** The contenders, by the name the table shows, each with its kind (what `--contenders` names). */
+export const contenders: Record<string, { readonly kind: ContenderKind; make(): Promise<Contender> }> = {
+  PostgresWorkQueue: { kind: "ours", make: () => ours() },
+  [`PostgresWorkQueue, prefetch ${prefetched}`]: { kind: "ours-prefetch", make: () => ours(prefetched) },
+  [controllerContender]: { kind: "ours-loop", make: () => ours(prefetched, "controller") },
+  [`${controllerContender}, forget and done apart`]: {
+    kind: "ours-loop-apart",
+    make: () => ours(prefetched, "controller-apart"),
+  },
+  "graphile-worker 0.18, batched": { kind: "graphile-batched", make: () => graphileWorker("batched") },
+  "graphile-worker 0.18, default": { kind: "graphile-default", make: () => graphileWorker("default") },
+  "pg-boss 10 (stately, singletonKey)": { kind: "pg-boss", make: pgBoss },
+};
+
+/**
+ * What a run measures: which contenders (by kind), which worker counts, whether the run across processes, the
+ * cycle and the idle latency, and how many rounds. The default is all of it, three rounds.
+ */
+export interface PostgresSelection {
+  readonly kinds: readonly ContenderKind[];
+  readonly workers: readonly number[];
+  readonly across: boolean;
+  readonly cycle: boolean;
+  readonly idle: boolean;
+  readonly rounds: number;
+}
+
+/**
+ * Everything, three rounds: what `npm run bench` measures unless told otherwise — every contender but the
+ * controller loop with `forget` and `done` apart, measured only when `--contenders` names it.
+ */
+export const everything: PostgresSelection = {
+  kinds: Object.values(contenders)
+    .map((c) => c.kind)
+    .filter((kind) => kind !== "ours-loop-apart"),
+  workers: workerCounts,
+  across: true,
+  cycle: true,
+  idle: true,
+  rounds: 3,
 };
 
 /** Moves `queue` to a fresh queue and queues `items` there; not timed. */
@@ -223,41 +268,56 @@ async function idle(queue: Contender, round: string): Promise<Latency> {
 }
 
 /**
- * Every contender on the same database, round by round in turn so that drift on a shared machine touches them
- * alike; each rate is the median of `rounds` rounds, each latency over the samples of all of them. `progress` is told what runs.
+ * The contenders of `selection` on the same database, round by round in turn so that drift on a shared machine
+ * touches them alike, each round starting with the next contender; each rate is the median of the rounds, each latency over the samples of all of them, and every
+ * round's rate is kept (`rounds`), so that two contenders' rates can be compared round by round. `progress` is told
+ * what runs.
  */
-export async function measurePostgres(progress: (text: string) => void, rounds = 3): Promise<PostgresRun> {
+export async function measurePostgres(
+  progress: (text: string) => void,
+  selection: PostgresSelection = everything,
+): Promise<PostgresRun> {
+  const { rounds } = selection;
   progress("PostgreSQL: single-row UPDATE … RETURNING, the physical limit");
   const limit = await updatesPerSecond();
   const queues: Record<string, Contender> = {};
   try {
-    for (const [name, make] of Object.entries(contenders)) queues[name] = await make();
+    for (const [name, { kind, make }] of Object.entries(contenders))
+      if (selection.kinds.includes(kind)) queues[name] = await make();
     const names = Object.keys(queues);
     const cyclesOf = Object.fromEntries(names.map((name) => [name, [] as number[]]));
     const acrossOf = Object.fromEntries(names.map((name) => [name, [] as number[]]));
     const loopsOf = Object.fromEntries(
-      names.map((name) => [name, Object.fromEntries(workerCounts.map((w) => [w, [] as Round[]]))]),
+      names.map((name) => [name, Object.fromEntries(selection.workers.map((w) => [w, [] as Round[]]))]),
     );
     for (let r = 1; r <= rounds; r++) {
-      for (const [name, queue] of Object.entries(queues)) {
-        progress(`PostgreSQL: ${name}, cycle (round ${r} of ${rounds})`);
-        cyclesOf[name]?.push(await cycle(queue, `cycle-${r}`));
-        for (const workers of workerCounts) {
+      // Each round starts with the next contender, so that none always runs first.
+      const entries = Object.entries(queues);
+      const turn = [...entries.slice((r - 1) % entries.length), ...entries.slice(0, (r - 1) % entries.length)];
+      for (const [name, queue] of turn) {
+        if (selection.cycle) {
+          progress(`PostgreSQL: ${name}, cycle (round ${r} of ${rounds})`);
+          cyclesOf[name]?.push(await cycle(queue, `cycle-${r}`));
+        }
+        for (const workers of selection.workers) {
           progress(`PostgreSQL: ${name}, ${workers} workers (round ${r} of ${rounds})`);
           loopsOf[name]?.[workers]?.push(await loop(queue, `loop-${r}-${workers}`, workers));
         }
-        progress(`PostgreSQL: ${name}, ${processes} processes × ${workersEach} workers (round ${r} of ${rounds})`);
-        acrossOf[name]?.push(await across(queue, `across-${r}`));
+        if (selection.across) {
+          progress(`PostgreSQL: ${name}, ${processes} processes × ${workersEach} workers (round ${r} of ${rounds})`);
+          acrossOf[name]?.push(await across(queue, `across-${r}`));
+        }
       }
     }
     const results: Record<string, PostgresResult> = {};
     for (const [name, queue] of Object.entries(queues)) {
-      progress(`PostgreSQL: ${name}, idle latency`);
+      if (selection.idle) progress(`PostgreSQL: ${name}, idle latency`);
       const loops: Record<number, LoopResult> = {};
-      for (const workers of workerCounts) {
+      for (const workers of selection.workers) {
         const all = loopsOf[name]?.[workers] ?? [];
         loops[workers] = {
           perSecond: median(all.map((l) => l.perSecond)),
+          rounds: all.map((l) => l.perSecond),
           askToStart: latency(all.flatMap((l) => l.waits)),
           statementsPerJob: median(all.map((l) => l.statementsPerJob)),
         };
@@ -266,7 +326,8 @@ export async function measurePostgres(progress: (text: string) => void, rounds =
         cyclesPerSecond: median(cyclesOf[name] ?? []),
         loops,
         acrossPerSecond: median(acrossOf[name] ?? []),
-        idle: await idle(queue, "idle"),
+        acrossRounds: acrossOf[name] ?? [],
+        idle: selection.idle ? await idle(queue, "idle") : latency([]),
       };
     }
     return { queues: results, updatesPerSecond: limit };

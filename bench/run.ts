@@ -8,13 +8,15 @@ import { parseArgs } from "node:util";
 import { fallDue, redelay, waitingDepths } from "./delays.js";
 import { inProcessGate, planningFloor, protocolGate, rejections, type Throughput } from "./gate.js";
 import {
+  contenders,
   controllerContender,
   cycleDepth,
+  everything,
   measurePostgres,
   type PostgresRun,
+  type PostgresSelection,
   postgresAnswers,
   processes,
-  workerCounts,
   workersEach,
 } from "./postgres.js";
 import {
@@ -36,11 +38,17 @@ const { values } = parseArgs({
     json: { type: "boolean" },
     check: { type: "boolean" },
     "postgres-only": { type: "boolean" },
+    contenders: { type: "string" },
+    workers: { type: "string" },
+    rounds: { type: "string" },
     storage: { type: "boolean" },
     "storage-keys": { type: "string", default: "1000000" },
     "storage-variant": { type: "string", default: "both" },
   },
 });
+
+/** graphile-worker batched's line, which the budget and {@link roundByRound} compare ours with. */
+const graphileBatched = Object.keys(contenders).find((name) => contenders[name]?.kind === "graphile-batched") ?? "";
 
 const benchStart = performance.now();
 const progress = (text: string) =>
@@ -169,7 +177,7 @@ function budget(r: Results, postgres: PostgresRun | { readonly skipped: string }
     const rateOf = (queue: PostgresRun["queues"][string] | undefined) =>
       where === "W = 16" ? queue?.loops[16]?.perSecond : queue?.acrossPerSecond;
     const ours = rateOf(postgres.queues[controllerContender]);
-    const theirs = rateOf(postgres.queues["graphile-worker 0.18, batched"]);
+    const theirs = rateOf(postgres.queues[graphileBatched]);
     return line(name, (ours ?? 0) / (theirs ?? Number.NaN), 1, "at least");
   };
   return [
@@ -247,6 +255,49 @@ if (values["postgres-only"] && values.check) {
   process.exit(2);
 }
 
+/**
+ * The PostgreSQL part to measure: everything by default; with `--postgres-only`, `--contenders` (kinds, comma
+ * separated), `--workers` (worker counts, and `across` for the run across processes; comma separated; naming them
+ * leaves out the cycle and the idle latency) and `--rounds` narrow it.
+ */
+function selection(): PostgresSelection {
+  const narrowed = values.contenders !== undefined || values.workers !== undefined || values.rounds !== undefined;
+  if (!narrowed) return everything;
+  if (!values["postgres-only"]) {
+    process.stderr.write("--contenders, --workers and --rounds narrow the PostgreSQL part: pass --postgres-only\n");
+    process.exit(2);
+  }
+  const kinds = values.contenders?.split(",") ?? everything.kinds;
+  const known: readonly string[] = Object.values(contenders).map((c) => c.kind);
+  const unknown = kinds.find((kind) => !known.includes(kind));
+  if (unknown !== undefined) {
+    process.stderr.write(`Expected \`--contenders\` to name kinds of ${known.join(", ")}, got \`${unknown}\`\n`);
+    process.exit(2);
+  }
+  const named = values.workers?.split(",");
+  const counts = (named ?? []).filter((w) => w !== "across").map(Number);
+  if (counts.some((w) => !(Number.isSafeInteger(w) && w > 0))) {
+    process.stderr.write(`Expected \`--workers\` to be worker counts or across, got \`${values.workers}\`\n`);
+    process.exit(2);
+  }
+  const rounds = Number(values.rounds ?? everything.rounds);
+  if (!(Number.isSafeInteger(rounds) && rounds > 0)) {
+    process.stderr.write(`Expected \`--rounds\` to be a positive integer, got \`${values.rounds}\`\n`);
+    process.exit(2);
+  }
+  return named === undefined
+    ? { ...everything, kinds: kinds as PostgresSelection["kinds"], rounds }
+    : {
+        kinds: kinds as PostgresSelection["kinds"],
+        workers: counts,
+        across: named.includes("across"),
+        cycle: false,
+        idle: false,
+        rounds,
+      };
+}
+const measured = selection();
+
 if (values.storage) {
   const keys = Number(values["storage-keys"]);
   if (!(Number.isSafeInteger(keys) && keys > 0)) {
@@ -312,7 +363,7 @@ if (values.storage) {
 async function measureDatabase(): Promise<PostgresRun | { readonly skipped: string }> {
   progress("PostgreSQL: connecting");
   const reason = await postgresAnswers();
-  return reason === undefined ? await measurePostgres(progress) : { skipped: reason };
+  return reason === undefined ? await measurePostgres(progress, measured) : { skipped: reason };
 }
 
 function header(): string {
@@ -334,13 +385,13 @@ function postgresTables(run: PostgresRun | { readonly skipped: string }): string
       named.map(([name, x]) => [
         name,
         perSecond(x.cyclesPerSecond),
-        ...workerCounts.map((w) => perSecond(x.loops[w]?.perSecond ?? Number.NaN)),
+        ...measured.workers.map((w) => perSecond(x.loops[w]?.perSecond ?? Number.NaN)),
         perSecond(x.acrossPerSecond),
       ]),
       [
         "queue",
         "cycles/s",
-        ...workerCounts.map((w) => `W=${w} handlings/s`),
+        ...measured.workers.map((w) => `W=${w} handlings/s`),
         `${processes} processes × ${workersEach}`,
       ],
     ),
@@ -348,17 +399,64 @@ function postgresTables(run: PostgresRun | { readonly skipped: string }): string
       "PostgreSQL: statements each queue sent per handling in the worker loop (every statement of every connection, from the workers' start to their stop)",
       named.map(([name, x]) => [
         name,
-        ...workerCounts.map((w) => (x.loops[w]?.statementsPerJob ?? Number.NaN).toFixed(3)),
+        ...measured.workers.map((w) => (x.loops[w]?.statementsPerJob ?? Number.NaN).toFixed(3)),
       ]),
-      ["queue", ...workerCounts.map((w) => `W=${w}`)],
+      ["queue", ...measured.workers.map((w) => `W=${w}`)],
     ),
     table(
       "PostgreSQL: ms from asking for work (take; pg-boss: fetch) to the handler's start, work queued, p50 / p99; and from an add to the handler's start, the worker idle (take; pg-boss: work, polling every 0.5 s; graphile-worker: its runner, woken by LISTEN/NOTIFY)",
-      named.map(([name, x]) => [name, ...workerCounts.map((w) => p(x.loops[w]?.askToStart)), p(x.idle)]),
-      ["queue", ...workerCounts.map((w) => `W=${w}`), "idle, add → start"],
+      named.map(([name, x]) => [name, ...measured.workers.map((w) => p(x.loops[w]?.askToStart)), p(x.idle)]),
+      ["queue", ...measured.workers.map((w) => `W=${w}`), "idle, add → start"],
     ),
+    roundByRound(run),
     `PostgreSQL physical limit: ${perSecond(run.updatesPerSecond)} single-row UPDATE … RETURNING per second from this process, 20 connections\n`,
   ].join("\n");
+}
+
+/**
+ * Issue 29's comparison round by round: in each round, the controller-loop line's rate ÷ graphile-worker batched's,
+ * measured one after the other; the median of those ratios, and how many of the rounds are at least 1. With the
+ * controller loop's `forget` and `done` apart measured too, the same for it, and the controller loop ÷ it (what
+ * `finish` changes).
+ */
+function roundByRound(run: PostgresRun): string {
+  const apart = `${controllerContender}, forget and done apart`;
+  const pairs: [string, string, string][] = [
+    [controllerContender, graphileBatched, `${controllerContender} ÷ graphile-worker batched`],
+    [apart, graphileBatched, "… with forget and done apart ÷ graphile-worker batched"],
+    [controllerContender, apart, `${controllerContender} ÷ the same with forget and done apart`],
+  ];
+  return pairs
+    .map(([a, b, title]) => {
+      const ours = run.queues[a];
+      const theirs = run.queues[b];
+      if (ours === undefined || theirs === undefined) return "";
+      const ratios = (x: readonly number[], y: readonly number[]) => x.map((v, i) => v / (y[i] ?? Number.NaN));
+      const where: [string, number[]][] = measured.workers.map((w): [string, number[]] => [
+        `W=${w}`,
+        ratios(ours.loops[w]?.rounds ?? [], theirs.loops[w]?.rounds ?? []),
+      ]);
+      if (measured.across)
+        where.push([`${processes} processes × ${workersEach}`, ratios(ours.acrossRounds, theirs.acrossRounds)]);
+      return table(
+        `PostgreSQL: ${title}, round by round (measured one after the other in each round)`,
+        where.map(([name, r]) => [
+          name,
+          `${r.length}`,
+          median(r).toFixed(2),
+          `${r.filter((x) => x >= 1).length}`,
+          r.map((x) => x.toFixed(2)).join(" "),
+        ]),
+        ["", "rounds", "median ratio", "rounds ≥ 1", "each round"],
+      );
+    })
+    .filter((t) => t !== "")
+    .join("\n");
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 const started = performance.now();

@@ -15,6 +15,7 @@ const attachers: Record<ContenderKind, Attach> = {
   ours: (where, handler, workers) => oursAt(where, handler, workers),
   "ours-prefetch": (where, handler, workers) => oursAt(where, handler, workers, prefetched),
   "ours-loop": (where, handler, workers) => oursAt(where, handler, workers, prefetched, "controller"),
+  "ours-loop-apart": (where, handler, workers) => oursAt(where, handler, workers, prefetched, "controller-apart"),
   "graphile-batched": (where, handler, workers) => graphileAt("batched", where, handler, workers),
   "graphile-default": (where, handler, workers) => graphileAt("default", where, handler, workers),
   "pg-boss": pgBossAt,

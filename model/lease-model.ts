@@ -244,6 +244,18 @@ export class LeaseModel {
   }
 
   /**
+   * [§8](../docs/spec.md#§8) and then [§6](../docs/spec.md#§6) with the same lease, as `PostgresWorkQueue.finish`
+   * makes them in one statement ([§20.12](../docs/spec.md#§20-leases-on-postgresql)): `forget`, and `done` when the
+   * forget was accepted; refused when either is.
+   *
+   * @param lease - As for `done`.
+   */
+  finish(lease: ModelLease): Fenced<void> {
+    const forgot = this.forget(lease);
+    return forgot.stale ? forgot : this.done(lease);
+  }
+
+  /**
    * [§20.5](../docs/spec.md#§20-leases-on-postgresql): a live lease lasts `leaseMs` more from now; the answer is its new expiry. A lease that is not live is
    * refused.
    *

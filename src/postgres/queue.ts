@@ -327,6 +327,8 @@ export class PostgresWorkQueue {
   readonly #retries = this.#finishing("retry", () => [this.maxRetries, ...this.#backoff]);
   /** The forgets likewise, each answering `ok` or `stale`; several are one `forget_many`. */
   readonly #forgets = this.#finishing("forget", () => []);
+  /** The finishes likewise, each answering `forgot` and, once forget accepted the lease, done's `answer`; always one `finish_many`. */
+  readonly #finishes = this.#finishing("finish", () => []);
 
   /** The gets that arrive while one is in flight go out together, each answering its own lease or `undefined`. */
   readonly #gets = this.#getting("get");
@@ -498,7 +500,7 @@ export class PostgresWorkQueue {
    * each in the order made. Each answers the function's row, whose `answer` is its text (`stale` when the lease was
    * refused, §20.4). `extra` are the values after the time, read when the statement goes out.
    */
-  #finishing(verb: "done" | "retry" | "forget", extra: () => readonly unknown[]): Batcher<Lease, Answer> {
+  #finishing(verb: "done" | "retry" | "forget" | "finish", extra: () => readonly unknown[]): Batcher<Lease, Answer> {
     return new Batcher((leases) => {
       const send = () => this.#ending(verb, extra, leases);
       // §20.18: a token above 0 is never a buffered lease's, which no caller holds: the answer and the effect of a
@@ -515,14 +517,14 @@ export class PostgresWorkQueue {
 
   /** The statement of {@link #finishing} for `leases`. */
   async #ending(
-    verb: "done" | "retry" | "forget",
+    verb: "done" | "retry" | "forget" | "finish",
     extra: () => readonly unknown[],
     leases: readonly Lease[],
   ): Promise<Answer[]> {
     const after = extra();
     const places = Array.from({ length: 4 + after.length }, (_, i) => `$${i + 1}`).join(", ");
     const [lease] = leases as [Lease];
-    if (leases.length === 1) {
+    if (leases.length === 1 && verb !== "finish") {
       // `answer` names the column of a function answering one value, and is only the row's name for a table
       const [row] = await this.#call(verb, `${verb}(${places}) answer`, [
         this.name,
@@ -797,6 +799,25 @@ export class PostgresWorkQueue {
    */
   async forget(lease: Lease): Promise<void> {
     await this.#finish(this.#forgets, "forget", lease);
+  }
+
+  /**
+   * [§8](../../docs/spec.md#§8) and then [§6](../../docs/spec.md#§6) with the same lease, in one statement: what
+   * `forget` and then `done` do, for a handled item (§20.12's loop after a success). Made while another `finish` of
+   * this queue object is in flight, it goes out with the others made meanwhile, in one statement (§20.1), and
+   * resolves once that statement committed.
+   *
+   * @param lease - What `get` or `take` answered, or `{ item, token: 0 }` holding none. A lease that expired, was
+   *   superseded or was done throws {@link StaleLeaseError}: naming `forget` when nothing changed, naming `done`
+   *   when the forget was applied and the done refused (the lease expired between them).
+   */
+  async finish(lease: Lease): Promise<void> {
+    assertLease(lease);
+    const row = await this.#finishes.call(lease);
+    if (row.forgot === "stale") throw this.#stale("forget", lease);
+    if (row.answer === "stale") throw this.#stale("done", lease);
+    const worked = row.worked_ms;
+    if (typeof worked === "number") this.#sink?.observeWorkDuration(worked); // §19.4, as done
   }
 
   /**

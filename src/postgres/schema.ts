@@ -19,10 +19,11 @@ export function assertSchema(schema: unknown): asserts schema is string {
 /**
  * The version of the schema this package makes: 1 kept every item's row for ever; 2 deletes the rows of idle items
  * (§20.9); 3 keeps what the metrics read (§20.17): each lease's hand-out time, the queue's count of expired leases,
- * and the functions answer what a process counts. `migrate` upgrades an older schema and refuses a newer one, whose
+ * and the functions answer what a process counts; 4 adds `finish_many`, a handled lease's forget and done in one
+ * statement. `migrate` upgrades an older schema and refuses a newer one, whose
  * functions this package would replace with older ones.
  */
-export const schemaVersion = 3;
+export const schemaVersion = 4;
 
 /** The channel `LISTEN/NOTIFY` uses for the schema's queues; the payload is the queue's name. */
 export function channelOf(schema: string): string {
@@ -626,6 +627,54 @@ begin
       v_at := v_at + 1;
     else
       answer := ${s}.forget(p_queue, p_items[i], p_tokens[i], p_now);
+    end if;
+    return next;
+  end loop;
+end $$;
+
+-- A handled lease's forget and then its done (§8, §6), for the calls a process sent together (§20.1), in one
+-- transaction (version 4): each call answers forget's answer (forgot) and, when forget accepted the lease, done's
+-- (answer, worked_ms), as forget and then done, one after the other, would. Their common case for all of them at
+-- once, each item's first call only: a live lease not expired by now is accepted by forget, which clears its
+-- failures, so done's common case then ends it with no failure counted — one DELETE … RETURNING of the rows of the
+-- items not dirty and with no due time (idle once done, §20.9), one UPDATE … RETURNING of the others not dirty and
+-- not due by now (they keep their row: waiting). The remaining calls go through forget and done one by one, in their
+-- order; the order argument is done_many's (the common case concerns its own item only).
+create or replace function ${s}.finish_many(p_queue text, p_items text[], p_tokens bigint[], p_now double precision)
+returns table (forgot text, answer text, worked_ms double precision)
+language plpgsql as $$
+declare v_now double precision := ${s}.clock(p_now); v_gone bigint[]; v_kept bigint[]; v_calls bigint[];
+  v_worked double precision[]; v_at int := 1; v_first jsonb := ${s}.first_places(p_items);
+begin
+  with gone as (
+    delete from ${s}.items i
+      where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[(v_first ->> i.item)::int]
+        and i.lease = 'live' and i.expires_ms > v_now and not i.dirty and i.due_ms is null
+      returning (v_first ->> i.item)::int as n, v_now - i.leased_ms as worked
+  )
+  select array_agg(g.n), array_agg(g.worked) into v_gone, v_worked from gone g;
+  with kept as (
+    update ${s}.items i set in_flight = false, lease = 'finished', expires_ms = null, failures = 0
+      where i.queue = p_queue and i.item = any(p_items) and i.token = p_tokens[(v_first ->> i.item)::int]
+        and i.lease = 'live' and i.expires_ms > v_now and not i.dirty and i.due_ms > v_now
+      returning (v_first ->> i.item)::int as n, v_now - i.leased_ms as worked
+  )
+  select array_agg(k.n), v_worked || array_agg(k.worked) into v_kept, v_worked from kept k;
+  select array_agg(t.n order by t.n), array_agg(t.worked order by t.n) into v_calls, v_worked
+    from unnest(coalesce(v_gone, '{}') || coalesce(v_kept, '{}'), v_worked) t(n, worked);
+  if v_calls is not null then perform ${s}.ended(p_queue); end if;
+  for i in 1 .. cardinality(p_items) loop
+    if v_at <= coalesce(cardinality(v_calls), 0) and v_calls[v_at] = i then
+      forgot := 'ok';
+      answer := 'ok';
+      worked_ms := v_worked[v_at];
+      v_at := v_at + 1;
+    else
+      forgot := ${s}.forget(p_queue, p_items[i], p_tokens[i], p_now);
+      answer := null;
+      worked_ms := null;
+      if forgot = 'ok' then select d.answer, d.worked_ms into answer, worked_ms
+        from ${s}.done(p_queue, p_items[i], p_tokens[i], p_now) d; end if;
     end if;
     return next;
   end loop;

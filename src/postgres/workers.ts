@@ -15,7 +15,8 @@ import type { Lease, PostgresWorkQueue } from "./queue.js";
  *
  * @public
  */
-export type LeasedQueue = Pick<PostgresWorkQueue, "take" | "extend" | "forget" | "retry" | "done" | "leaseMs">;
+export type LeasedQueue = Pick<PostgresWorkQueue, "take" | "extend" | "forget" | "retry" | "done" | "leaseMs"> &
+  Partial<Pick<PostgresWorkQueue, "finish">>;
 
 /**
  * Options for {@link runLeaseWorkers}.
@@ -91,7 +92,8 @@ export interface LeaseHandlerContext {
 
 /**
  * Runs `concurrency` workers on a PostgreSQL queue ([docs/spec.md §20.12](../../docs/spec.md#§20-leases-on-postgresql)). Each takes a lease, runs
- * `handler(item, { token, signal })` while extending the lease every `heartbeatMs`, then calls `forget` on success,
+ * `handler(item, { token, signal })` while extending the lease every `heartbeatMs`, then calls `forget` on success
+ * (with `done`, as one `finish`, when the queue has it),
  * or on failure `retry`, `onError` and, when `retry` gives up, `onGiveUp`; and always `done` — each with the lease,
  * as §15.1 does with the item. A call refused with `StaleLeaseError` (the lease expired or was superseded) is
  * reported to `onError` and ends the calls for that lease: the item is another worker's now. A call that cannot
@@ -221,8 +223,7 @@ interface Settings {
 /** Checks the arguments and fills the defaults (§20.16, §15.5). */
 function qualify(queue: unknown, handler: unknown, options: LeaseWorkerOptions | undefined): Settings {
   const verbs = ["take", "extend", "forget", "retry", "done"];
-  // Stryker disable next-line ArrayDeclaration: equivalent: the loop has no optional verb, and a name no queue has is as absent as none
-  assertShape("queue", queue, "a PostgresWorkQueue, with take, extend, forget, retry and done", verbs, []);
+  assertShape("queue", queue, "a PostgresWorkQueue, with take, extend, forget, retry and done", verbs, ["finish"]);
   assertFunction("handler", handler);
   assertOptions(options, "{ concurrency: 4 }");
   const { concurrency = 1, signal, onError = ignore, onGiveUp = ignore } = options ?? {};
@@ -378,7 +379,8 @@ function heartbeat(queue: LeasedQueue, lease: Lease, settings: Settings, lost: (
 
 /**
  * §15.1's calls with the lease: `forget` on success; `retry`, `onError` and, on give-up, `onGiveUp` on failure;
- * `done` last. A refused call is reported and ends them; one that cannot reach the database is reported.
+ * `done` last. A refused call is reported and ends them; one that cannot reach the database is reported. A queue
+ * with `finish` makes a success's `forget` and `done` as that one call.
  */
 async function finish(
   queue: LeasedQueue,
@@ -387,16 +389,25 @@ async function finish(
   settings: Settings,
 ): Promise<void> {
   const { report } = settings;
-  const call = async <V>(verb: () => Promise<V>): Promise<{ readonly value?: V; readonly refused: boolean }> => {
+  const call = async <V>(
+    verb: () => Promise<V>,
+  ): Promise<{ readonly value?: V; readonly failed: boolean; readonly refused: boolean }> => {
     try {
-      return { value: await verb(), refused: false };
+      return { value: await verb(), failed: false, refused: false };
     } catch (error) {
       await report(lease.item, error);
-      return { refused: error instanceof StaleLeaseError };
+      return { failed: true, refused: error instanceof StaleLeaseError };
     }
   };
   if (failure === undefined) {
-    if ((await call(() => queue.forget(lease))).refused) return;
+    const { finish } = queue;
+    if (finish !== undefined) {
+      // forget and done in one call, one statement (§20.12): refused, nothing more is made (whether its forget or its
+      // done was refused, the item is another holder's); failed otherwise, the done is made alone, as after a forget
+      // that failed so
+      const finished = await call(() => finish.call(queue, lease));
+      if (!finished.failed || finished.refused) return;
+    } else if ((await call(() => queue.forget(lease))).refused) return;
   } else {
     const retried = await call(() => queue.retry(lease));
     await report(lease.item, failure.error);

@@ -102,15 +102,18 @@ function readHistory(file: string): { events: HistoryEvent[]; handlings: number 
 
 /**
  * Runs four workers at a time on a fresh queue of `schema` (migrated, possibly with a defect) and checks the history;
- * the workers' queues buffer `prefetch` leases (§20.18), none by default.
+ * the workers' queues buffer `prefetch` leases (§20.18), none by default; with `finish`, a worker's success is one
+ * `finish` (§20.12), logged as its forget and its done.
  */
-export async function faultRun(pool: pg.Pool, schema: string, prefetch = 0): Promise<FaultRun> {
+export async function faultRun(pool: pg.Pool, schema: string, prefetch = 0, finish = false): Promise<FaultRun> {
   const name = freshName();
   const log = join(mkdtempSync(join(tmpdir(), "workqueue-fault-")), "history.jsonl");
   const queue = new PostgresWorkQueue({ pool, schema, name, maxRetries });
   let started = 0;
   const spawn = () =>
-    fork(worker, [databaseUrl, schema, name, log, String(++started), String(prefetch)], { stdio: "ignore" });
+    fork(worker, [databaseUrl, schema, name, log, String(++started), String(prefetch), finish ? "finish" : "apart"], {
+      stdio: "ignore",
+    });
   const workers: ChildProcess[] = Array.from({ length: 4 }, spawn);
   let kills = 0;
   let cuts = 0;

@@ -173,6 +173,12 @@ test("bad arguments throw before any worker starts, naming the value", () => {
       "Expected `queue` to be a PostgresWorkQueue, with take, extend, forget, retry and done, got `[object Object]` (object)",
     ),
   );
+  const withFinish = Object.assign(new FakeQueue(["a"], 3_000), { finish: 1 });
+  expect(start(undefined, withFinish as unknown as FakeQueue)).toThrow(
+    new TypeError(
+      "Expected `queue` to be a PostgresWorkQueue, with take, extend, forget, retry and done, got `[object Object]` (object)",
+    ),
+  );
   expect(start(undefined, queue, 1)).toThrow(new TypeError("Expected `handler` to be a function, got `1` (number)"));
   expect(start({ onError: 1 })).toThrow(
     new TypeError("Expected `onError` to be undefined or a function, got `1` (number)"),

@@ -46,12 +46,18 @@ class Recorder {
   readonly faults = new Map<number, Partial<Record<"forget" | "retry" | "done", LeaseFault>>>();
   readonly outcomes = new Map<number, { succeeded: boolean; requeued: boolean }>();
   readonly errors: [string | undefined, unknown][] = [];
+  /** How many `finish` calls the loop made. */
+  finishes = 0;
   #last = new Map<string, number>();
 
   constructor(readonly queue: LeasedQueue) {}
 
-  /** The queue, with `forget`, `retry` and `done` recorded. */
-  wrapped(): LeasedQueue {
+  /**
+   * The queue, with `forget`, `retry` and `done` recorded; with `finish`, its `finish` too, recorded as the model
+   * names it: its `forget` and its `done` — a refusal naming `done` follows an accepted forget — and a `finish` that
+   * failed otherwise as a `forget` that failed so.
+   */
+  wrapped(finish = false): LeasedQueue {
     const q = this.queue;
     const record = async <V>(verb: "forget" | "retry" | "done", token: number, call: () => Promise<V>) => {
       this.#push(token, verb);
@@ -75,6 +81,25 @@ class Recorder {
           return requeued;
         }),
       done: (lease) => record("done", lease.token, () => q.done(lease)),
+      ...(finish && {
+        finish: async (lease) => {
+          this.finishes += 1;
+          const made = q.finish;
+          if (made === undefined) throw new Error("the queue has no finish");
+          try {
+            await made.call(q, lease);
+          } catch (error) {
+            const doneRefused = error instanceof StaleLeaseError && error.message.startsWith("done(");
+            this.#push(lease.token, "forget");
+            if (doneRefused) this.#push(lease.token, "done");
+            const fault: LeaseFault = error instanceof StaleLeaseError ? "refused" : "unavailable";
+            this.faults.set(lease.token, { ...this.faults.get(lease.token), [doneRefused ? "done" : "forget"]: fault });
+            throw error;
+          }
+          this.#push(lease.token, "forget");
+          this.#push(lease.token, "done");
+        },
+      }),
     };
   }
 
@@ -113,9 +138,14 @@ class Recorder {
   }
 }
 
-test.each([0, 4])(
-  "two instances of one queue, three workers each, finishAhead %i: every key is handled, never in two handlers at once, an add during its handler handles it again, and each lease's calls are the model's",
-  async (finishAhead) => {
+test.each([
+  [0, "apart"],
+  [4, "apart"],
+  [0, "as one finish"],
+  [4, "as one finish"],
+] as const)(
+  "two instances of one queue, three workers each, finishAhead %i, forget and done %s: every key is handled, never in two handlers at once, an add during its handler handles it again, and each lease's calls are the model's",
+  async (finishAhead, finishing) => {
     const name = freshName();
     const [a, b] = [open(name), open(name)];
     const recorders = [new Recorder(a), new Recorder(b)];
@@ -125,7 +155,7 @@ test.each([0, 4])(
     const keys = Array.from({ length: 30 }, (_, i) => `ns/pod-${i}`);
     const workers = recorders.map((recorder) =>
       runLeaseWorkers(
-        recorder.wrapped(),
+        recorder.wrapped(finishing === "as one finish"),
         async (key, { token }) => {
           recorder.started(key, token, true);
           if (active.has(key)) overlaps += 1;
@@ -149,6 +179,8 @@ test.each([0, 4])(
       expect(recorder.errors).toEqual([]);
     }
     expect(recorders.reduce((sum, r) => sum + r.calls.size, 0)).toBe(handled.length);
+    const finishes = recorders.reduce((sum, r) => sum + r.finishes, 0);
+    expect(finishes).toBe(finishing === "as one finish" ? handled.length : 0);
   },
   60_000,
 );
@@ -436,8 +468,11 @@ test("an extend that cannot reach the database is made again at the next beat an
   expect(recorder.errors).toEqual([]);
 }, 60_000);
 
-/** A queue whose `verb` fails once with `error`, as the database or the lease would make it fail. */
-function failing(queue: PostgresWorkQueue, verb: "forget" | "done", error: Error): LeasedQueue {
+/**
+ * A queue whose `verb` fails once with `error`, as the database or the lease would make it fail; with `finish` it
+ * has `finish`, which the loop makes for a success's forget and done.
+ */
+function failing(queue: PostgresWorkQueue, verb: "forget" | "done" | "finish", error: Error): LeasedQueue {
   let failed = false;
   const fail = <V>(call: () => Promise<V>) => {
     if (failed) return call();
@@ -451,6 +486,7 @@ function failing(queue: PostgresWorkQueue, verb: "forget" | "done", error: Error
     retry: (lease) => queue.retry(lease),
     forget: (lease) => (verb === "forget" ? fail(() => queue.forget(lease)) : queue.forget(lease)),
     done: (lease) => (verb === "done" ? fail(() => queue.done(lease)) : queue.done(lease)),
+    ...(verb === "finish" && { finish: (lease) => fail(() => queue.finish(lease)) }),
   };
 }
 
@@ -461,17 +497,24 @@ test.each([
   ["forget", "refused", ["forget", "onError"], 1],
   ["done", "refused", ["forget", "done", "onError"], 1],
   ["done", "unavailable", ["forget", "done", "onError"], 1],
+  ["finish", "refused", ["forget", "onError"], 0],
+  ["finish", "unavailable", ["forget", "onError", "done"], 0],
+  ["finish", "refused", ["forget", "onError"], 1],
+  ["finish", "unavailable", ["forget", "onError", "done"], 1],
 ] as const)(
   "a %s %s: reported, and the calls go on as the model says (%j), finishAhead %i",
   async (verb, fault, calls, finishAhead) => {
     const queue = open(freshName(), 30_000);
     await queue.add("a");
     const error =
-      fault === "refused" ? new StaleLeaseError(verb, "a", 1) : new DatabaseUnavailableError(verb, new Error("cut"));
+      fault === "refused"
+        ? new StaleLeaseError(verb === "finish" ? "forget" : verb, "a", 1)
+        : new DatabaseUnavailableError(verb, new Error("cut"));
     const recorder = new Recorder(failing(queue, verb, error));
+
     const controller = new AbortController();
     await runLeaseWorkers(
-      recorder.wrapped(),
+      recorder.wrapped(verb === "finish"),
       (key, { token }) => {
         recorder.started(key, token, true);
         controller.abort();

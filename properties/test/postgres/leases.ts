@@ -1,6 +1,6 @@
 /**
  * The lease suite's sequences and how one runs (docs/spec.md §20): random calls that hand out leases, let them expire
- * on a virtual clock, extend them, and call `done`, `retry` and `forget` with live, finished, expired and superseded
+ * on a virtual clock, extend them, and call `done`, `retry`, `forget` and `finish` with live, finished, expired and superseded
  * leases, and lease and give back batches as a queue object with prefetched leases does (§20.18: `lease_many` and
  * `release_many`, called as that object calls them); after every call the answers and every view must equal
  * `LeaseModel`'s, and a stale lease must throw `StaleLeaseError` exactly when the model refuses it.
@@ -27,8 +27,8 @@ type Call =
   | { readonly verb: "addAfter"; readonly item: string; readonly delayMs: number }
   | { readonly verb: "get" }
   | { readonly verb: "take" }
-  | { readonly verb: "done" | "retry" | "forget" | "extend"; readonly lease: number }
-  | { readonly verb: "done" | "retry" | "forget"; readonly unleased: string }
+  | { readonly verb: "done" | "retry" | "forget" | "finish" | "extend"; readonly lease: number }
+  | { readonly verb: "done" | "retry" | "forget" | "finish"; readonly unleased: string }
   | { readonly verb: "leaseMany"; readonly count: number }
   | { readonly verb: "releaseMany"; readonly batched: readonly number[] }
   | { readonly verb: "advance"; readonly ms: number }
@@ -47,9 +47,12 @@ export const call: fc.Arbitrary<Call> = fc.oneof(
   },
   {
     weight: 6,
-    arbitrary: fc.record({ verb: fc.constantFrom("done", "retry", "forget", "extend"), lease: fc.nat(20) }),
+    arbitrary: fc.record({
+      verb: fc.constantFrom("done", "retry", "forget", "finish", "extend"),
+      lease: fc.nat(20),
+    }),
   },
-  { weight: 1, arbitrary: fc.record({ verb: fc.constantFrom("done", "retry", "forget"), unleased: item }) },
+  { weight: 1, arbitrary: fc.record({ verb: fc.constantFrom("done", "retry", "forget", "finish"), unleased: item }) },
   {
     weight: 3,
     arbitrary: fc.constantFrom(0, 1, 40, 99, 100, 101, 250).map((ms) => ({ verb: "advance", ms }) as const),

@@ -104,7 +104,7 @@ test("each hand-out observes how long its item was queued, by get, by batched ge
   await queue.close(); // its listening connection
 });
 
-test("each done that ends a lease observes how long it was in flight, alone, batched and requeuing a dirty item; a done holding nothing observes nothing", async () => {
+test("each done that ends a lease observes how long it was in flight, alone, batched, requeuing a dirty item and as a finish; a done holding nothing observes nothing", async () => {
   const { clock, queue, events } = queueWith();
   await Promise.all([queue.add("a"), queue.add("b"), queue.add("c"), queue.add("d")]);
   const a = await leaseOf(queue.get());
@@ -131,6 +131,12 @@ test("each done that ends a lease observes how long it was in flight, alone, bat
   expect(await queue.size()).toBe(1);
   await queue.done({ item: "never", token: 0, expiresAt: 0 }); // §6.3: nothing in flight, nothing observed
   expect(events).toEqual(["worked 9"]);
+  await queue.add("y");
+  const y = await leaseOf(queue.get());
+  clock.advance(7);
+  events.length = 0;
+  await queue.finish(y); // forget and done in one statement (§20.12)
+  expect(events).toEqual(["worked 7"]);
 });
 
 test("retries count the retry calls answering true; one that gives up is not counted", async () => {
@@ -169,7 +175,8 @@ test("every call refused as stale counts one stale call in the process that made
   await expect(queue.retry(a)).rejects.toBeInstanceOf(StaleLeaseError);
   await expect(queue.forget(a)).rejects.toBeInstanceOf(StaleLeaseError);
   await expect(queue.extend(a)).rejects.toBeInstanceOf(StaleLeaseError);
-  expect(events).toEqual(["stale", "stale", "stale", "stale"]);
+  await expect(queue.finish(a)).rejects.toBeInstanceOf(StaleLeaseError);
+  expect(events).toEqual(["stale", "stale", "stale", "stale", "stale"]);
   await Promise.all([queue.add("b"), queue.add("c")]);
   const b = await leaseOf(queue.get());
   const c = await leaseOf(queue.get());

@@ -31,6 +31,17 @@ describe("the reference schema, with workers that prefetch leases", () => {
   }, 120_000);
 });
 
+describe("the reference schema, with workers that finish", () => {
+  const { pool, schema } = freshSchema("faultfinish");
+  test("workers whose success is one finish (forget and done in one statement), killed mid-handler and cut off, lose nothing, and no rule of §20.7 breaks", async () => {
+    const run = await faultRun(pool, schema, 0, true);
+    console.log(`fault test with finish: ${JSON.stringify(run.figures)}`);
+    expect(run.violations, `the history as a timeline: ${run.page}`).toEqual([]);
+    expect(run.left).toEqual([0, 0]);
+    expect(run.figures.kills).toBeGreaterThan(5);
+  }, 120_000);
+});
+
 /**
  * Wrong schemas, each with the rule of checkHistory its history breaks (22–40 violations of it per run here). The
  * expiry that drops an item added while in flight needs a holder that dies after such an add: every fault run stages

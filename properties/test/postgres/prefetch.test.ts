@@ -246,6 +246,16 @@ test("dones sent together with a token 0 among them take their turn: the buffere
   expect(await drainItems(queue)).toEqual(["c", "d"]);
 });
 
+test("finishes sent together with a token 0 among them take their turn: the buffered lease of its item goes back first, and that finish is accepted, leaving it queued", async () => {
+  const queue = open(freshName(), { prefetch: 4 });
+  for (const item of ["a", "b", "c", "d"]) await queue.add(item);
+  const [a, b] = [(await queue.get()) as Lease, (await queue.get()) as Lease]; // c and d buffered
+  // a's finish goes out alone; b's and d's, made meanwhile, together
+  await Promise.all([queue.finish(a), queue.finish(b), queue.finish({ item: "d", token: 0, expiresAt: 0 })]);
+  expect(await queue.inFlight()).toBe(0);
+  expect(await drainItems(queue)).toEqual(["c", "d"]);
+});
+
 test("an instance's own calls see no buffer: an add of a buffered item changes nothing, and a retry with token 0 gives the lease back first and is accepted", async () => {
   const name = freshName();
   const queue = open(name, { prefetch: 4 });

@@ -1,6 +1,6 @@
 /**
- * The batched functions of the PostgreSQL schema (`add_many`, `get_many`, `done_many`, `forget_many`, §20.1) against
- * their calls one by one: two queues of one schema go through the same random calls — adds, gets, delayed adds,
+ * The batched functions of the PostgreSQL schema (`add_many`, `get_many`, `done_many`, `forget_many`, §20.1, and
+ * `finish_many`, a lease's forget and then its done, §20.12) against their calls one by one: two queues of one schema go through the same random calls — adds, gets, delayed adds,
  * retries, forgets, dones, time passing (leases expire), a shut down — made one by one on both, and at each batch
  * step the first queue gets one batched call where the second gets the same calls one by one. Their answers and
  * every row of their state must be the same after each step. Tokens come from the schema's one sequence, so they
@@ -57,6 +57,13 @@ const step = fc.oneof(
       refs: fc.array(ref, { minLength: 1, maxLength: 7 }),
     }),
     weight: 2,
+  },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant("finishMany" as const),
+      refs: fc.array(ref, { minLength: 1, maxLength: 7 }),
+    }),
+    weight: 3,
   },
 );
 type Step = typeof step extends fc.Arbitrary<infer T> ? T : never;
@@ -154,6 +161,17 @@ async function apply(side: Side, items: Map<string, string>, now: number, st: St
       return finishMany("done", "", st.refs);
     case "forgetMany":
       return finishMany("forget", " answer", st.refs);
+    case "finishMany": {
+      const calls = st.refs.map((r) => resolve(side, r, items));
+      if (batched) return call("finish_many($1, $2, $3, $4)", [q, calls.map((c) => c[0]), calls.map((c) => c[1]), now]);
+      const answers = [];
+      for (const [i, token] of calls) {
+        const [forgot] = await call("forget($1, $2, $3, $4) answer", [q, i, token, now]);
+        const [done] = forgot?.answer === "ok" ? await call("done($1, $2, $3, $4)", [q, i, token, now]) : [undefined];
+        answers.push({ forgot: forgot?.answer, answer: done?.answer ?? null, worked_ms: done?.worked_ms ?? null });
+      }
+      return answers;
+    }
   }
 
   /** `verb_many` of the calls `refs` name, or `verb` of each, one by one; `column` names a one-value answer. */
@@ -169,7 +187,7 @@ async function apply(side: Side, items: Map<string, string>, now: number, st: St
 
 let run = 0;
 
-test("add_many, get_many, done_many and forget_many answer, and leave every row of the queue, as their calls one by one do", async () => {
+test("add_many, get_many, done_many, forget_many and finish_many answer, and leave every row of the queue, as their calls one by one do", async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 30, size: "max" }), async (steps) => {
       run++;

@@ -152,18 +152,18 @@ test("migrate upgrades a version 1 schema, deleting the rows of idle items, whos
     await migrate(pool, { schema: old });
     const { rows } = await pool.query(`select item from "${old}".items order by item`);
     expect(rows.map((row) => row.item)).toEqual(["failed"]); // a failure counted keeps the row
-    expect((await pool.query(`select version from "${old}".version`)).rows).toEqual([{ version: 3 }]);
+    expect((await pool.query(`select version from "${old}".version`)).rows).toEqual([{ version: 4 }]);
     const queue = new PostgresWorkQueue({ pool, schema: old, name: "q", maxRetries: 3 });
     await expect(queue.done({ item: "gone", token: 5, expiresAt: 0 })).rejects.toThrow(
       "token 5 expired, was done or was superseded",
     );
     expect(await queue.failures("failed")).toBe(2);
-    await pool.query(`update "${old}".version set version = 4`);
+    await pool.query(`update "${old}".version set version = 5`);
     const refused = await rejection(migrate(pool, { schema: old }));
     expect(refused.message).toBe(
-      `the schema "${old}" is at version 4, made by a newer workqueue-spec; this one makes version 3 and would downgrade it: upgrade workqueue-spec`,
+      `the schema "${old}" is at version 5, made by a newer workqueue-spec; this one makes version 4 and would downgrade it: upgrade workqueue-spec`,
     );
-    expect((await pool.query(`select version from "${old}".version`)).rows).toEqual([{ version: 4 }]);
+    expect((await pool.query(`select version from "${old}".version`)).rows).toEqual([{ version: 5 }]);
   } finally {
     await pool.query(`drop schema "${old}" cascade`);
   }
