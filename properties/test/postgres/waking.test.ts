@@ -32,7 +32,11 @@ function silent() {
   let looks = 0;
   const sleepers: { readonly looks: number; readonly wake: () => void }[] = [];
   /** The views' next event; the statements that fail as a lost connection does. */
-  const state: { nextEvent: number | null; failing: RegExp | undefined } = { nextEvent: null, failing: undefined };
+  const state: { nextEvent: number | null; failing: RegExp | undefined; inFlight: number } = {
+    nextEvent: null,
+    failing: undefined,
+    inFlight: 0,
+  };
   const answer = async (text: string) => {
     statements.push(/\.(\w+)\(/.exec(text)?.[1] ?? text);
     if (state.failing?.test(text)) throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
@@ -46,7 +50,9 @@ function silent() {
     looks += 1;
     if (looks > 10) throw new Error("more than 10 looks: the take did not sleep");
     for (const sleeper of sleepers) if (sleeper.looks <= looks) setImmediate(sleeper.wake);
-    return { rows: [{ size: 0, in_flight: 0, waiting: 0, shutting_down: shut, next_event: state.nextEvent }] };
+    return {
+      rows: [{ size: 0, in_flight: state.inFlight, waiting: 0, shutting_down: shut, next_event: state.nextEvent }],
+    };
   };
   const listeners: ((message: { channel: string; payload?: string }) => void)[] = [];
   const client = {
@@ -165,4 +171,22 @@ test.each([
   const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, prefetch });
   await expect(queue.take()).rejects.toThrow(/^take could not reach PostgreSQL: read ECONNRESET$/);
   await queue.close();
+});
+
+test("a notification of an item queued wakes the sleeping take at once, not an older sleeping drain", async () => {
+  const db = silent();
+  db.state.inFlight = 1; // the drain and the take wait for it
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const drained = queue.shutDownWithDrain().catch((e: unknown) => e);
+  await db.asleep(1);
+  const taken = queue.take();
+  await db.asleep(2);
+  db.queued.push("a");
+  db.notify("+q");
+  const settled = [tracked(drained), tracked(taken)];
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(settled.map((each) => each())).toEqual([false, true]);
+  expect((await taken)?.item).toBe("a");
+  await queue.close();
+  expect(String(await drained)).toMatch(/refused: the queue "q" was closed$/); // the drain ends with the close
 });
