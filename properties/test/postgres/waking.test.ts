@@ -32,11 +32,12 @@ function silent() {
   let looks = 0;
   const sleepers: { readonly looks: number; readonly wake: () => void }[] = [];
   /** The views' next event; the statements that fail as a lost connection does. */
-  const state: { nextEvent: number | null; failing: RegExp | undefined; inFlight: number } = {
-    nextEvent: null,
-    failing: undefined,
-    inFlight: 0,
-  };
+  const state: {
+    nextEvent: number | null;
+    failing: RegExp | undefined;
+    inFlight: number;
+    afterViews: (() => void) | undefined;
+  } = { nextEvent: null, failing: undefined, inFlight: 0, afterViews: undefined };
   const answer = async (text: string) => {
     statements.push(/\.(\w+)\(/.exec(text)?.[1] ?? text);
     if (state.failing?.test(text)) throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
@@ -50,6 +51,7 @@ function silent() {
     looks += 1;
     if (looks > 10) throw new Error("more than 10 looks: the take did not sleep");
     for (const sleeper of sleepers) if (sleeper.looks <= looks) setImmediate(sleeper.wake);
+    state.afterViews?.();
     return {
       rows: [{ size: 0, in_flight: state.inFlight, waiting: 0, shutting_down: shut, next_event: state.nextEvent }],
     };
@@ -189,4 +191,18 @@ test("a notification of an item queued wakes the sleeping take at once, not an o
   expect((await taken)?.item).toBe("a");
   await queue.close();
   expect(String(await drained)).toMatch(/refused: the queue "q" was closed$/); // the drain ends with the close
+});
+
+test("a take whose views name a next event the clock has passed looks again at once, without arming a timer in the past", async () => {
+  const db = silent();
+  db.state.nextEvent = 900;
+  db.state.afterViews = () => db.queued.push("a"); // found by the next look
+  const clock = new VirtualClock(1_000);
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, clock, pollMs: 3_600_000 });
+  const taken = queue.take();
+  const settled = tracked(taken);
+  await db.asleep();
+  expect(settled()).toBe(true);
+  expect((await taken)?.item).toBe("a");
+  await queue.close();
 });
