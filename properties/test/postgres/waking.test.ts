@@ -206,3 +206,17 @@ test("a take whose views name a next event the clock has passed looks again at o
   expect((await taken)?.item).toBe("a");
   await queue.close();
 });
+
+test("on the database's clock, a take whose views name a next event to come sleeps until a wake", async () => {
+  const db = silent();
+  db.state.nextEvent = Date.now() + 3_600_000;
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const taken = queue.take();
+  const settled = tracked(taken);
+  await db.asleep();
+  expect(settled()).toBe(false);
+  db.queued.push("a");
+  db.notify("+q");
+  await expect(taken).resolves.toMatchObject({ item: "a" });
+  await queue.close();
+});
