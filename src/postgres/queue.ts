@@ -667,8 +667,10 @@ export class PostgresWorkQueue {
     if (signal.aborted) return Promise.resolve(); // the next round's throwIfAborted rejects with its reason
     // The clock passed the next event while the look ran: look again now. A virtual clock runs a timer armed for a
     // time that has passed only when it moves again (§18.9), and nothing else would wake the take.
-    if (nextEvent !== undefined && this.#clock !== undefined && nextEvent <= this.#clock.now())
+    // (no next event: never passed)
+    if (this.#clock !== undefined && (nextEvent ?? Number.POSITIVE_INFINITY) <= this.#clock.now()) {
       return Promise.resolve();
+    }
     return new Promise<void>((resolve) => {
       const timers: (() => void)[] = [];
       const finish = (): void => {
