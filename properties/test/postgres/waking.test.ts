@@ -193,19 +193,25 @@ test("a notification of an item queued wakes the sleeping take at once, not an o
   expect(String(await drained)).toMatch(/refused: the queue "q" was closed$/); // the drain ends with the close
 });
 
-test("a take whose views name a next event the clock has passed looks again at once, without arming a timer in the past", async () => {
-  const db = silent();
-  db.state.nextEvent = 900;
-  db.state.afterViews = () => db.queued.push("a"); // found by the next look
-  const clock = new VirtualClock(1_000);
-  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, clock, pollMs: 3_600_000 });
-  const taken = queue.take();
-  const settled = tracked(taken);
-  await db.asleep();
-  expect(settled()).toBe(true);
-  expect((await taken)?.item).toBe("a");
-  await queue.close();
-});
+test.each([
+  ["passed", 900],
+  ["reached", 1_000],
+])(
+  "a take whose views name a next event the clock has %s looks again at once, without arming a timer for then",
+  async (_, nextEvent) => {
+    const db = silent();
+    db.state.nextEvent = nextEvent;
+    db.state.afterViews = () => db.queued.push("a"); // found by the next look
+    const clock = new VirtualClock(1_000);
+    const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, clock, pollMs: 3_600_000 });
+    const taken = queue.take();
+    const settled = tracked(taken);
+    await db.asleep();
+    expect(settled()).toBe(true);
+    expect((await taken)?.item).toBe("a");
+    await queue.close();
+  },
+);
 
 test("on the database's clock, a take whose views name a next event to come sleeps until a wake", async () => {
   const db = silent();
