@@ -25,6 +25,7 @@ const withoutDatabase = [
   "properties/test/postgres/turns.test.ts",
   "properties/test/postgres/lease-buffer.test.ts",
   "properties/test/postgres/prefetched.test.ts",
+  "properties/test/postgres/waking.test.ts",
 ];
 
 const include = [

@@ -77,6 +77,7 @@ export class LeaseBuffer<P extends Prefetched> {
    * for. Not after one that brought fewer (nothing more was queued) or failed: then the next fill is that of a call
    * that finds the buffer empty, so that an empty queue or a database that is down costs no statement per hand-on.
    */
+  // Stryker disable next-line BooleanLiteral: equivalent: read only while a lease is buffered, and only a round that sets it buffers one
   #refills = false;
   /** Cancels the timer that gives back the head when it stops being fresh, while one is set. */
   #cancelTimer: (() => void) | undefined;

@@ -424,3 +424,52 @@ test("a direct statement answers undefined to the calls beyond what is queued, a
   expect([itemOf(await first), itemOf(await second)]).toEqual([undefined, undefined]);
   expect(log).toEqual(["direct take 1", "fetch get 3", "direct take 1", "fetch take 3"]);
 });
+
+test("a call after an empty look that finds the head stale fills: the stale leases go back first, and it is served the head of the queue, not a direct lease of what comes after them", async () => {
+  const { buffer, log, state, queue } = fakeQueue(["a", "b", "c", "d"], 2);
+  expect(await handed(buffer, "get")).toBe("a"); // b and c buffered
+  state.now = 51; // b is no longer fresh
+  expect(itemOf(await buffer.next("take", true))).toBe("b");
+  await idle();
+  expect(log).toEqual(["fetch get 3", "filled", "release b,c", "fetch take 3", "filled"]);
+  expect([buffer.count, queue()]).toEqual([2, []]); // c and d
+});
+
+test("a direct statement for calls of both verbs that fails rejects only those of its verb: the others are served, in order, by the next round", async () => {
+  const { buffer, log, state } = fakeQueue(["a", "b"], 2);
+  let finish: () => void = () => {};
+  const statement = buffer.shared(() => new Promise<void>((resolve) => (finish = resolve)));
+  await idle(); // the statement runs: the round waits for it, and the calls below all wait for the round
+  state.failFetch = 1;
+  const outcome = (call: Promise<Fake | undefined>) =>
+    call.then(itemOf, (error: unknown) => `rejected: ${(error as Error).message}`);
+  const calls = Promise.all([
+    outcome(buffer.next("take", true)),
+    outcome(buffer.next("get")),
+    outcome(buffer.next("take", true)),
+  ]);
+  finish();
+  await statement;
+  expect(await Promise.race([calls, idle().then(() => "a call is still waiting")])).toEqual([
+    "rejected: take failed",
+    "a",
+    "rejected: take failed",
+  ]);
+  expect(log).toEqual(["direct take 3", "fetch get 3", "filled"]);
+  expect([buffer.count, buffer.has("b")]).toEqual([1, true]);
+});
+
+test("around whose item was handed on while it waited for its turn alone gives nothing back, the leases after it staying buffered, and runs its statement", async () => {
+  const { buffer, log } = fakeQueue(["a", "b", "c"], 3);
+  expect(await handed(buffer, "get")).toBe("a"); // b and c buffered; the fill brought fewer than it asked for: no refill
+  let finish: () => void = () => {};
+  const statement = buffer.shared(() => new Promise<void>((resolve) => (finish = resolve)));
+  const ran = buffer.around(["b"], async () => "ran");
+  await idle(); // around found b buffered: it waits for its turn alone, behind the statement
+  expect(itemOf(await buffer.next("get"))).toBe("b"); // handed on from the buffer meanwhile
+  finish();
+  await statement;
+  expect(await ran).toBe("ran");
+  expect(log).toEqual(["fetch get 4", "filled"]);
+  expect([buffer.count, buffer.has("c")]).toEqual([1, true]);
+});

@@ -391,6 +391,38 @@ test.each([
   },
 );
 
+/** A {@link FakeQueue} with `finish` (a success's forget and done as one call), logged as its other verbs. */
+class FinishingQueue extends FakeQueue {
+  finishing: (lease: Lease) => Promise<void> = () => Promise.resolve();
+
+  finish(lease: Lease): Promise<void> {
+    this.log.push(`finish ${lease.item}#${lease.token}`);
+    return this.finishing(lease);
+  }
+}
+
+test("a queue with finish: a success's forget and done are that one call; one refused is reported and ends the calls for the lease, one that cannot reach the database is reported and done follows alone; a failure still retries", async () => {
+  const queue = new FinishingQueue(["a", "b", "c", "d"]);
+  queue.finishing = (lease) =>
+    lease.item === "b"
+      ? Promise.reject(new StaleLeaseError("finish", lease.item, lease.token))
+      : lease.item === "c"
+        ? Promise.reject(new DatabaseUnavailableError("finish", new Error("cut")))
+        : Promise.resolve();
+  const state = run(queue, (item) => {
+    if (item === "d") throw new Error("boom");
+  });
+  await settle();
+  expect(state.outcome).toBe("resolved");
+  expect(queue.log).toEqual([
+    ...["take", "finish a#1"],
+    ...["take", "finish b#2", "onError b StaleLeaseError"],
+    ...["take", "finish c#3", "onError c DatabaseUnavailableError", "done c#3"],
+    ...["take", "retry d#4", "onError d boom", "done d#4"],
+    "take",
+  ]);
+});
+
 test("a take that cannot reach the database is reported with item undefined, and the worker takes again after pauseMs, not before", async () => {
   const unavailable = new DatabaseUnavailableError("take", new Error("cut"));
   const queue = new FakeQueue([unavailable, unavailable, "a"]);

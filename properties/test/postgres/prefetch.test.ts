@@ -8,8 +8,14 @@
 import pg from "pg";
 import { afterAll, expect, onTestFinished, test, vi } from "vitest";
 import { type MetricsSink, type SharedQueueGauges, VirtualClock } from "../../../src/index.js";
-import { DatabaseUnavailableError, type Lease, PostgresWorkQueue } from "../../../src/postgres/index.js";
-import { databaseUrl, freshName, freshSchema, lostConnection } from "./database.js";
+import {
+  DatabaseUnavailableError,
+  type Lease,
+  type PoolLike,
+  PostgresWorkQueue,
+  StaleLeaseError,
+} from "../../../src/postgres/index.js";
+import { counting, databaseUrl, freshName, freshSchema, lostConnection } from "./database.js";
 
 const { pool, schema } = freshSchema("prefetch");
 const opened: PostgresWorkQueue[] = [];
@@ -261,6 +267,86 @@ test("an instance's own calls see no buffer: an add of a buffered item changes n
   expect(await queue.failures("b")).toBe(1);
   await queue.done(a);
   expect(await drainItems(queue)).toEqual(["b", "c"]); // b went back to its place, and c was queued once
+});
+
+test("an add or an addAfter of a buffered item sends no statement: it is queued for its instance, and stays queued once", async () => {
+  const clock = new VirtualClock();
+  const spy = counting(pool);
+  const queue = new PostgresWorkQueue({ pool: spy.pool, schema, name: freshName(), maxRetries: 3, prefetch: 4, clock });
+  opened.push(queue);
+  for (const item of ["a", "b", "c"]) await queue.add(item);
+  const a = (await queue.get()) as Lease; // b and c buffered; the fill brought fewer than it asked for: no refill
+  const sent = spy.sent.length;
+  await queue.add("b");
+  await queue.addAfter("c", 10);
+  expect(spy.sent.slice(sent)).toEqual([]);
+  clock.advance(10);
+  await queue.done(a);
+  expect(await drainItems(queue)).toEqual(["b", "c"]);
+});
+
+test("a get made once close was called is refused, although a refill in progress kept its buffer from going back yet", async () => {
+  const name = freshName();
+  const queue = open(name, { prefetch: 4 });
+  for (const item of ["a", "b", "c", "d", "e", "f"]) await queue.add(item);
+  const got: string[] = [];
+  for (let i = 0; i < 3; i++) got.push(((await queue.get()) as Lease).item); // the fill brought a–e
+  expect(got).toEqual(["a", "b", "c"]); // the hand-on of c left d and e: a refill runs, alone
+  const closing = queue.close(); // its give-back waits for the refill
+  await expect(queue.get()).rejects.toThrow(`get refused: the queue "${name}" was closed`);
+  await closing;
+  expect(await drainItems(open(name))).toEqual(["d", "e", "f"]);
+});
+
+test("a fill that buffers leases wakes this object's sleeping take, which is handed one at once, without a notification", async () => {
+  // Its listening client hears nothing: only the instance itself can wake its take before the hour's poll. `asleep`
+  // resolves once a look's views were answered: the take then sleeps.
+  let looked: () => void = () => {};
+  const asleep = new Promise<void>((resolve) => {
+    looked = resolve;
+  });
+  const deaf: PoolLike = {
+    query: async (text, values) => {
+      const answer = await pool.query(text, values);
+      if (text.includes(".views(")) setImmediate(looked);
+      return answer;
+    },
+    connect: async () => {
+      const client = await pool.connect();
+      return {
+        query: (text: string, values?: unknown[]) => client.query(text, values),
+        on: () => undefined,
+        release: (error?: Error | boolean) => client.release(error),
+      };
+    },
+  };
+  const name = freshName();
+  const queue = new PostgresWorkQueue({ pool: deaf, schema, name, maxRetries: 3, prefetch: 4, pollMs: 3_600_000 });
+  opened.push(queue);
+  const taken = queue.take();
+  let settled = false;
+  void taken.then(() => {
+    settled = true;
+  });
+  await asleep;
+  const other = open(name);
+  for (const item of ["a", "b", "c"]) await other.add(item);
+  expect(await queue.get()).toMatchObject({ item: "a" }); // b and c buffered: the fill wakes the take
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(settled).toBe(true);
+  expect(await taken).toMatchObject({ item: "b" });
+  await queue.close(); // its listening client back: the suite's pool has four
+});
+
+test("an extend of a buffered item with token 0 gives its lease back first, and is refused: that item is queued for every instance", async () => {
+  const name = freshName();
+  const buffering = open(name, { prefetch: 4 });
+  const other = open(name);
+  for (const item of ["a", "b", "c"]) await buffering.add(item);
+  expect(await buffering.get()).toMatchObject({ item: "a" }); // b and c buffered
+  await expect(buffering.extend({ item: "c", token: 0, expiresAt: 0 })).rejects.toBeInstanceOf(StaleLeaseError);
+  expect(await other.get()).toMatchObject({ item: "c" });
+  expect(await other.get()).toBeUndefined(); // b is still buffered
 });
 
 test("a drain gives the buffered leases back, so that another instance's workers finish them", async () => {
