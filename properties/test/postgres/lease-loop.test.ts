@@ -223,48 +223,6 @@ test("each worker takes until take answers undefined and then stops; every item 
   ]);
 });
 
-/** A {@link FakeQueue} with `finish`, logged as `finish item#token`, answering as `finishAnswer` says. */
-class FinishingQueue extends FakeQueue {
-  finishAnswer: (lease: Lease) => Promise<void> = () => Promise.resolve();
-
-  finish(lease: Lease): Promise<void> {
-    this.log.push(`finish ${lease.item}#${lease.token}`);
-    return this.finishAnswer(lease);
-  }
-}
-
-test("with a queue that has finish, a success is one finish with the lease, and no forget or done; a failure is retry, onError and done as without it", async () => {
-  const queue = new FinishingQueue(["a", "b"]);
-  const state = run(queue, (item) => {
-    if (item === "b") throw new Error("boom");
-  });
-  await settle();
-  expect(state.outcome).toBe("resolved");
-  expect(queue.log).toEqual([
-    ...["take", "finish a#1"],
-    ...["take", "retry b#2", "onError b boom", "done b#2"],
-    "take",
-  ]);
-});
-
-test("with a queue that has finish, a refused finish is reported and ends the lease's calls; one that cannot reach the database is reported and followed by done alone", async () => {
-  const queue = new FinishingQueue(["a", "b"]);
-  queue.finishAnswer = (lease) =>
-    Promise.reject(
-      lease.item === "a"
-        ? new StaleLeaseError("forget", lease.item, lease.token)
-        : new DatabaseUnavailableError("finish", new Error("cut")),
-    );
-  const state = run(queue, () => undefined);
-  await settle();
-  expect(state.outcome).toBe("resolved");
-  expect(queue.log).toEqual([
-    ...["take", "finish a#1", "onError a StaleLeaseError"],
-    ...["take", "finish b#2", "onError b DatabaseUnavailableError", "done b#2"],
-    "take",
-  ]);
-});
-
 test("concurrency workers each take once more after the last item, and the promise resolves only once all stopped", async () => {
   const queue = new FakeQueue(["a", "b"]);
   const { running, handler, release } = gated();
