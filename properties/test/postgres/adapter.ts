@@ -11,7 +11,8 @@
  * anew, makes the call again with that lease — as the caller would have, once it was handed the lease; and if an
  * overlapping `done` ended that lease meanwhile, once more with token 0, as a caller holding no lease. A `get` may
  * also hand the item out while that call with token 0 is in progress (from a buffer of prefetched leases, §20.18,
- * without a statement): the call is then made with the lease that `get` was handed.
+ * without a statement): the call is then made with the lease that `get` was handed, and if an overlapping `done`
+ * ended that one too, with token 0 again.
  */
 import { type Lease, type PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
 import type { Subject } from "../../core/subject.js";
@@ -23,10 +24,12 @@ export function leaseSubject(queue: PostgresWorkQueue): Subject<string> {
   const leaseOf = (item: string): Lease => leases.get(item) ?? ({ item, token: 0, expiresAt: 0 } satisfies Lease);
   const finish = async <R>(item: string, call: (lease: Lease) => Promise<R>): Promise<R> => {
     let lease = leaseOf(item);
-    // Each lease once, then the error: the lease it knew; after each refusal, the one a get in progress handed out
-    // meanwhile, if it is new; else none (token 0), once: an overlapping done may have ended the lease it knew (a
-    // done ends its lease, §20.4, and token 0 is then accepted), and a get may hand the item out while the call
-    // with token 0 is in progress, which then fails too. Each attempt tries a token not tried before, so it ends.
+    // The lease it knew; after each refusal, the one a get in progress handed out meanwhile, if not tried yet; else,
+    // after a lease was refused, none (token 0): an overlapping done may have ended that lease (a done ends its
+    // lease, §20.4, and token 0 is then accepted), and a get may hand the item out while the call with token 0 is in
+    // progress, which then fails too, and an overlapping done may end that get's lease before the call with it is
+    // made. A refusal of token 0 with no new lease since is the error. Each lease is tried once and token 0 at most
+    // once after each, so it ends.
     const tried = new Set<number>();
     for (;;) {
       try {
@@ -37,7 +40,7 @@ export function leaseSubject(queue: PostgresWorkQueue): Subject<string> {
         await Promise.allSettled([...getting]);
         const latest = leaseOf(item);
         if (!tried.has(latest.token)) lease = latest;
-        else if (!tried.has(0)) lease = { item, token: 0, expiresAt: 0 };
+        else if (lease.token !== 0) lease = { item, token: 0, expiresAt: 0 };
         else throw error;
       }
     }
