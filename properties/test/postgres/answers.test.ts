@@ -1,7 +1,8 @@
 /**
- * What `PostgresWorkQueue` sends for each call and how it reads each function's answer (docs/spec.md §9, §12, §13,
- * §20.4, §20.5), without a database: the pool answers each function from a script and records each statement, so a
- * mutant that sends the wrong values or misreads an answer fails here at once, before the suites on the server.
+ * What `PostgresWorkQueue` sends for each call, how it batches the calls made while one of their kind is in flight,
+ * and how it reads each function's answer (docs/spec.md §4–§9, §12, §13, §20.1–§20.5, §20.8, §20.18), without a
+ * database: the pool answers each function from a script and records each statement, so a mutant that sends the
+ * wrong values or misreads an answer fails here at once, before the suites on the server.
  */
 import { expect, test, vi } from "vitest";
 import { VirtualClock } from "../../../src/index.js";
@@ -200,4 +201,200 @@ test("close while the listening client is being connected, and the connection fa
   await expect(closed).resolves.toBeUndefined();
   expect(await taken).toBe("take could not reach PostgreSQL: connect ECONNREFUSED");
   expect(db.released).toEqual([]);
+});
+
+/** A metrics sink that records each count and observation. */
+function recording() {
+  const seen: string[] = [];
+  return {
+    seen,
+    sink: {
+      add: () => seen.push("add"),
+      retry: () => seen.push("retry"),
+      observeQueueDuration: (ms: number) => seen.push(`queued ${ms}`),
+      observeWorkDuration: (ms: number) => seen.push(`worked ${ms}`),
+      staleCall: () => seen.push("stale"),
+    },
+  };
+}
+
+test("adds made while one is in flight go out as one add_many of each item once; the sink counts what each statement changed", async () => {
+  const db = scripted({ add: () => [{ changed: 1 }], add_many: () => [{ changed: 2 }] });
+  const metrics = recording();
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, metrics: metrics.sink });
+  await Promise.all(["a", "b", "c", "b"].map((item) => queue.add(item)));
+  expect(db.statements.map((each) => [each.text, each.values])).toEqual([
+    ['select * from "workqueue".add($1, $2, $3) changed', ["q", "a", null]],
+    ['select * from "workqueue".add_many($1, $2, $3) changed', ["q", ["b", "c"], null]],
+  ]);
+  expect(metrics.seen).toEqual(["add", "add", "add"]);
+  await queue.close();
+});
+
+test("an add or addAfter of an item whose lease is buffered sends nothing; of another item, its statement", async () => {
+  const db = scripted({
+    lease_many: () => ["a", "b"].map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
+    add: () => [{ changed: 1 }],
+    add_after: () => [],
+  });
+  const clock = new VirtualClock(1_000);
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, prefetch: 1, clock });
+  expect((await queue.get())?.item).toBe("a");
+  await queue.add("b");
+  await queue.addAfter("b", 10);
+  await queue.add("c");
+  await queue.addAfter("c", 10);
+  expect(db.statements.map((each) => [each.fn, each.values])).toEqual([
+    ["lease_many", ["q", 1_000, 30_000, 2]],
+    ["add", ["q", "c", 1_000]],
+    ["add_after", ["q", "c", 1_000, 10]],
+  ]);
+  await queue.close();
+});
+
+test("dones, retries and forgets made while one of their kind is in flight go out as one _many call, each answering its own row", async () => {
+  const answer = (values: unknown[]) =>
+    (values[1] as string[]).map((item) => ({ answer: item === "b" ? "stale" : "ok" }));
+  const db = scripted({
+    done: () => [{ answer: "ok", worked_ms: 7 }],
+    done_many: (values) => answer(values).map((row) => ({ ...row, worked_ms: 8 })),
+    retry: () => [{ answer: "requeued" }],
+    retry_many: (values) => (values[1] as string[]).map((item) => ({ answer: item === "b" ? "gave up" : "requeued" })),
+    forget: () => [{ answer: "ok" }],
+    forget_many: answer,
+  });
+  const metrics = recording();
+  const queue = new PostgresWorkQueue({
+    pool: db.pool,
+    name: "q",
+    maxRetries: 3,
+    backoff: { baseMs: 5, maxMs: 100 },
+    metrics: metrics.sink,
+  });
+  const leases = ["a", "b", "c"].map((item, i) => ({ item, token: i + 1, expiresAt: 0 }));
+  const settle = (calls: Promise<unknown>[]) =>
+    Promise.all(
+      calls.map((call) =>
+        call.then(
+          (value) => value ?? "ok",
+          (e: unknown) => (e as Error).name,
+        ),
+      ),
+    );
+  expect(await settle(leases.map((lease) => queue.retry(lease)))).toEqual([true, false, true]);
+  expect(await settle(leases.map((lease) => queue.forget(lease)))).toEqual(["ok", "StaleLeaseError", "ok"]);
+  expect(await settle(leases.map((lease) => queue.done(lease)))).toEqual(["ok", "StaleLeaseError", "ok"]);
+  expect(db.statements.map((each) => [each.text, each.values])).toEqual([
+    ['select * from "workqueue".retry($1, $2, $3, $4, $5, $6, $7) answer', ["q", "a", 1, null, 3, 5, 100]],
+    ['select * from "workqueue".retry_many($1, $2, $3, $4, $5, $6, $7)', ["q", ["b", "c"], [2, 3], null, 3, 5, 100]],
+    ['select * from "workqueue".forget($1, $2, $3, $4) answer', ["q", "a", 1, null]],
+    ['select * from "workqueue".forget_many($1, $2, $3, $4)', ["q", ["b", "c"], [2, 3], null]],
+    ['select * from "workqueue".done($1, $2, $3, $4) answer', ["q", "a", 1, null]],
+    ['select * from "workqueue".done_many($1, $2, $3, $4)', ["q", ["b", "c"], [2, 3], null]],
+  ]);
+  expect(metrics.seen).toEqual(["retry", "retry", "stale", "worked 7", "stale", "worked 8"]);
+  await queue.close();
+});
+
+test("dones beside one with token 0 of an item whose lease is buffered give the buffered leases of their items back first", async () => {
+  const db = scripted({
+    lease_many: () => ["a", "b", "c"].map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
+    release_many: () => [],
+    done: () => [{ answer: "ok" }],
+    done_many: () => [{ answer: "ok" }, { answer: "ok" }],
+  });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, prefetch: 2 });
+  expect((await queue.get())?.item).toBe("a");
+  await Promise.all([
+    queue.done({ item: "x", token: 7, expiresAt: 0 }),
+    queue.done({ item: "b", token: 5, expiresAt: 0 }),
+    queue.done({ item: "c", token: 0, expiresAt: 0 }),
+  ]);
+  expect(db.fns()).toEqual(["lease_many", "done", "release_many", "done_many"]);
+  expect(db.statements[2]?.values.slice(0, 3)).toEqual(["q", ["b", "c"], [1, 1]]);
+  await queue.close();
+});
+
+test("a get whose buffer's fill leased nothing answers undefined; an addAfter without a buffer sends its statement", async () => {
+  const db = scripted({ lease_many: () => [], add_after: () => [] });
+  const buffering = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, prefetch: 2 });
+  expect(await buffering.get()).toBeUndefined();
+  const plain = new PostgresWorkQueue({ pool: db.pool, name: "p", maxRetries: 3 });
+  await plain.addAfter("a", 10);
+  expect(db.statements.map((each) => [each.text, each.values])).toEqual([
+    ['select * from "workqueue".lease_many($1, $2, $3, $4)', ["q", null, 30_000, 3]],
+    ['select * from "workqueue".add_after($1, $2, $3, $4)', ["p", "a", null, 10]],
+  ]);
+  await Promise.all([buffering.close(), plain.close()]);
+});
+
+test("a retry without a backoff sends nulls for it; a finish alone is one finish_many", async () => {
+  const db = scripted({ retry: () => [{ answer: "requeued" }], finish_many: () => [{ forgot: "ok", answer: "ok" }] });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: Number.POSITIVE_INFINITY });
+  expect(await queue.retry({ item: "a", token: 1, expiresAt: 0 })).toBe(true);
+  await queue.finish({ item: "a", token: 1, expiresAt: 0 });
+  expect(db.statements.map((each) => [each.text, each.values])).toEqual([
+    [
+      'select * from "workqueue".retry($1, $2, $3, $4, $5, $6, $7) answer',
+      ["q", "a", 1, null, Number.POSITIVE_INFINITY, null, null],
+    ],
+    ['select * from "workqueue".finish_many($1, $2, $3, $4)', ["q", ["a"], [1], null]],
+  ]);
+  await queue.close();
+});
+
+test("a done with token 0 of an item whose lease is buffered gives that lease back first; one with a token sends at once", async () => {
+  const db = scripted({
+    lease_many: () => ["a", "b", "c"].map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
+    release_many: () => [],
+    done: () => [{ answer: "ok" }],
+  });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, prefetch: 2 });
+  expect((await queue.get())?.item).toBe("a");
+  await queue.done({ item: "b", token: 5, expiresAt: 0 });
+  expect(db.fns()).toEqual(["lease_many", "done"]);
+  await queue.done({ item: "c", token: 0, expiresAt: 0 });
+  expect(db.fns()).toEqual(["lease_many", "done", "release_many", "done"]);
+  expect(db.statements[2]?.values.slice(0, 3)).toEqual(["q", ["c"], [1]]);
+  await queue.close();
+});
+
+test("gets made while one is in flight go out as one get_many for their count; each answers its own row or undefined", async () => {
+  const row = (item: string) => ({ item, token: "9", expires_ms: 40_000, queued_for_ms: item.length });
+  const db = scripted({ get: () => [row("a")], get_many: () => [row("bb")] });
+  const metrics = recording();
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, leaseMs: 600, metrics: metrics.sink });
+  const got = await Promise.all([queue.get(), queue.get(), queue.get()]);
+  expect(got).toEqual([
+    { item: "a", token: 9, expiresAt: 40_000 },
+    { item: "bb", token: 9, expiresAt: 40_000 },
+    undefined,
+  ]);
+  expect(db.statements.map((each) => [each.text, each.values])).toEqual([
+    ['select * from "workqueue".get($1, $2, $3)', ["q", null, 600]],
+    ['select * from "workqueue".get_many($1, $2, $3, $4)', ["q", null, 600, 2]],
+  ]);
+  expect(metrics.seen).toEqual(["queued 1", "queued 2"]);
+  await queue.close();
+});
+
+test("a statement the server aborted to break a deadlock is made again, five times in all", async () => {
+  let failing = 4;
+  const deadlock = Object.assign(new Error("deadlock detected"), { code: "40P01" });
+  const db = scripted({
+    failures: () => {
+      if (failing > 0) {
+        failing -= 1;
+        throw deadlock;
+      }
+      return [{ failures: 0 }];
+    },
+  });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
+  expect(await queue.failures("a")).toBe(0);
+  expect(db.statements).toHaveLength(5);
+  failing = 5;
+  await expect(queue.failures("a")).rejects.toBe(deadlock);
+  expect(db.statements).toHaveLength(10);
+  await queue.close();
 });
