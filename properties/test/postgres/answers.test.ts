@@ -7,36 +7,76 @@
 import { expect, test, vi } from "vitest";
 import { VirtualClock } from "../../../src/index.js";
 import { type PoolLike, PostgresWorkQueue, StaleLeaseError } from "../../../src/postgres/index.js";
+import { channelOf } from "../../../src/postgres/schema.js";
 
 type Row = Record<string, unknown>;
 
 /**
  * A pool whose `query` answers the function a statement calls with `answers[function](values)`, and rejects one it
- * has no answer for; it records each statement's text and values. Its listening client is `connecting`'s, and
- * records each `release`.
+ * has no answer for; it records each statement's text and values. `connect` answers `state.connecting()`, by
+ * default a new listening client, which records what it is asked and each `release`, fails its `listen` with
+ * `state.listenError` when set, and whose events `emit` sends. A take that never sleeps (a mutant) looks without end
+ * on answers that take no macrotask: the pool fails its 21st look instead.
  */
 function scripted(answers: Record<string, (values: unknown[]) => Row[]>) {
   const statements: { readonly fn: string; readonly text: string; readonly values: unknown[] }[] = [];
   const released: unknown[] = [];
-  const client = {
-    query: async () => ({ rows: [] }),
-    on: () => client,
-    release: (error?: unknown) => {
-      released.push(error);
+  const listened: string[] = [];
+  const clients: { emit: (event: string, value: unknown) => void }[] = [];
+  const state: { connecting: () => Promise<unknown>; listenError: unknown } = {
+    connecting: async () => {
+      const handlers: Record<string, ((value: unknown) => void)[]> = {};
+      const client = {
+        query: async (text: string) => {
+          listened.push(text);
+          if (state.listenError !== undefined) throw state.listenError;
+          return { rows: [] };
+        },
+        on: (event: string, handler: (value: unknown) => void) => {
+          handlers[event] = [...(handlers[event] ?? []), handler];
+          return client;
+        },
+        release: (error?: unknown) => {
+          released.push(error);
+        },
+      };
+      clients.push({
+        emit: (event, value) => {
+          for (const handler of handlers[event] ?? []) handler(value);
+        },
+      });
+      return client;
     },
+    listenError: undefined,
   };
-  const state = { connecting: async () => client as unknown };
   const pool = {
     query: async (text: string, values: unknown[] = []) => {
       const fn = /^select \* from "workqueue"\.(\w+)\(/.exec(text)?.[1] ?? text;
       statements.push({ fn, text, values });
       const answer = answers[fn];
+      if (fn === "views" && statements.filter((each) => each.fn === "views").length > 20) {
+        throw new Error("more than 20 looks: the take or drain did not sleep");
+      }
       if (answer === undefined) throw new Error(`no answer for ${text}`);
       return { rows: answer(values) };
     },
     connect: () => state.connecting(),
   } as unknown as PoolLike;
-  return { pool, statements, released, state, fns: () => statements.map((each) => each.fn) };
+  return { pool, statements, released, listened, clients, state, fns: () => statements.map((each) => each.fn) };
+}
+
+/** Waits for the calls already made, and the macrotask after them. */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Whether `promise` settled after the calls already made, and the macrotask after them, ran. */
+async function settledNow(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  const mark = () => {
+    settled = true;
+  };
+  void promise.then(mark, mark);
+  await turn();
+  return settled;
 }
 
 /** A views row: the counts given, not shut down, with no next event unless given. */
@@ -121,6 +161,21 @@ test("failures sends the queue and the item and answers the count as a number; s
   await queue.close();
 });
 
+test("shutDown and a drain name themselves when they cannot reach the database", async () => {
+  const lost = () => {
+    throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+  };
+  const db = scripted({ shut_down: lost });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
+  await expect(queue.shutDown()).rejects.toThrow(/^shutDown could not reach PostgreSQL: read ECONNRESET$/);
+  const drained = scripted({ shut_down: () => [], views: lost });
+  const draining = new PostgresWorkQueue({ pool: drained.pool, name: "q", maxRetries: 3 });
+  await expect(draining.shutDownWithDrain()).rejects.toThrow(
+    /^shutDownWithDrain could not reach PostgreSQL: read ECONNRESET$/,
+  );
+  await Promise.all([queue.close(), draining.close()]);
+});
+
 test("a drain resolves only at the look whose views show nothing queued, in flight or waiting", async () => {
   const answered = [views(1, 1, 0), views(1, 0, 1), views(0, 1, 1), views(0, 0, 0)];
   const db = scripted({
@@ -139,14 +194,9 @@ test("a drain resolves only at the look whose views show nothing queued, in flig
 
 test("a drain whose views name a next event asks its clock to wake it then, and resolves at that look", async () => {
   const answered = [views(0, 1, 0, 1_100), views(0, 0, 0)];
-  let looked: () => void = () => {};
-  const first = new Promise<void>((resolve) => {
-    looked = resolve;
-  });
   const db = scripted({
     shut_down: () => [],
     views: () => {
-      looked();
       const row = answered.shift();
       if (row === undefined) throw new Error("a look after the views showed nothing left");
       return [row];
@@ -156,8 +206,7 @@ test("a drain whose views name a next event asks its clock to wake it then, and 
   const schedule = vi.spyOn(clock, "schedule");
   const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, clock, pollMs: 3_600_000 });
   const drained = queue.shutDownWithDrain();
-  await first;
-  await new Promise((resolve) => setImmediate(resolve));
+  await turn();
   expect(schedule).toHaveBeenCalledWith(1_100, expect.any(Function));
   clock.advance(100);
   await drained;
@@ -397,4 +446,176 @@ test("a statement the server aborted to break a deadlock is made again, five tim
   await expect(queue.failures("a")).rejects.toBe(deadlock);
   expect(db.statements).toHaveLength(10);
   await queue.close();
+});
+
+test("for await takes a lease per step until take answers undefined", async () => {
+  const queued = ["a", "b"];
+  const db = scripted({
+    get: () => {
+      const item = queued.shift();
+      return item === undefined ? [] : [{ item, token: 1, expires_ms: 30_000, queued_for_ms: 0 }];
+    },
+    views: () => [{ ...views(0, 0, 0), shutting_down: true }],
+  });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
+  const taken: unknown[] = [];
+  for await (const lease of queue) {
+    taken.push(lease?.item);
+    if (taken.length > 3) break; // a loop that does not end at undefined
+  }
+  expect(taken).toEqual(["a", "b"]);
+  await queue.close();
+});
+
+test("the views count this object's buffered leases as queued, not in flight", async () => {
+  const db = scripted({
+    lease_many: () => ["a", "b", "c"].map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
+    views: () => [views(1, 3, 0)],
+  });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, prefetch: 2 });
+  expect((await queue.get())?.item).toBe("a");
+  expect([await queue.size(), await queue.inFlight()]).toEqual([3, 1]);
+  await queue.close();
+});
+
+test("a take listens on the schema's channel; a notification naming the queue wakes every sleeping take and drain, one naming another queue none", async () => {
+  const db = scripted({ views: () => [views(0, 1, 0)], shut_down: () => [], get: () => [] });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const drained = queue.shutDownWithDrain().catch((e: unknown) => e);
+  const taken = queue.take().catch((e: unknown) => e);
+  await turn();
+  expect(db.listened).toEqual([`listen "${channelOf("workqueue")}"`]);
+  const looks = () => db.fns().filter((fn) => fn === "views").length;
+  expect(looks()).toBe(2);
+  db.clients[0]?.emit("notification", { channel: channelOf("workqueue"), payload: "other" });
+  db.clients[0]?.emit("notification", { channel: channelOf("workqueue"), payload: "+other" });
+  await turn();
+  expect(looks()).toBe(2);
+  db.clients[0]?.emit("notification", { channel: channelOf("workqueue"), payload: "q" });
+  await turn();
+  expect(looks()).toBe(4);
+  await queue.close();
+  expect(await settledNow(Promise.all([drained, taken]))).toBe(true);
+});
+
+test("a listening client that fails is discarded once, and the waiting take listens again on a new one", async () => {
+  const db = scripted({ views: () => [views(0, 1, 0)], get: () => [] });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const taken = queue.take().catch((e: unknown) => e);
+  await turn();
+  expect(db.clients).toHaveLength(1);
+  db.clients[0]?.emit("error", new Error("the connection broke"));
+  db.clients[0]?.emit("error", new Error("and again"));
+  expect(db.released).toEqual([true]);
+  await turn();
+  expect(db.clients).toHaveLength(2);
+  expect(db.fns().filter((fn) => fn === "views")).toHaveLength(2);
+  await queue.close();
+  expect(db.released).toEqual([true, true]);
+  expect(await settledNow(taken)).toBe(true);
+});
+
+test("a take whose listen fails discards the client and rejects, naming the take when the database is unreachable; the next take connects again", async () => {
+  const db = scripted({ get: () => [{ item: "a", token: 1, expires_ms: 30_000, queued_for_ms: 0 }] });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
+  const lost = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+  db.state.listenError = lost;
+  await expect(queue.take()).rejects.toThrow(/^take could not reach PostgreSQL: read ECONNRESET$/);
+  const other = new Error("permission denied");
+  db.state.listenError = other;
+  await expect(queue.take()).rejects.toBe(other);
+  expect(db.released).toEqual([true, true]);
+  db.state.listenError = undefined;
+  expect((await queue.take())?.item).toBe("a");
+  expect(db.clients).toHaveLength(3);
+  await queue.close();
+});
+
+test("a take whose pool cannot connect rejects naming the take", async () => {
+  const db = scripted({});
+  db.state.connecting = async () => {
+    throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+  };
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
+  await expect(queue.take()).rejects.toThrow(/^take could not reach PostgreSQL: connect ECONNREFUSED$/);
+  await queue.close();
+});
+
+test("close while the listening client connects, which then succeeds, rejects the take as closed without a look", async () => {
+  const db = scripted({});
+  const connect = db.state.connecting;
+  let connected: () => void = () => {};
+  db.state.connecting = () =>
+    new Promise((resolve) => {
+      connected = () => resolve(connect());
+    });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
+  const taken = queue.take().catch((e: unknown) => (e as Error).message);
+  await turn();
+  const closed = queue.close();
+  connected();
+  await closed;
+  expect(await taken).toBe('take refused: the queue "q" was closed');
+  expect(db.statements).toEqual([]);
+  expect(db.released).toEqual([true]);
+});
+
+test("a refused done, retry or forget names its verb; a done whose function gives no work duration observes none", async () => {
+  const db = scripted({
+    done: (values) => [values[2] === 1 ? { answer: "ok", worked_ms: null } : { answer: "stale" }],
+    retry: () => [{ answer: "stale" }],
+    forget: () => [{ answer: "stale" }],
+  });
+  const metrics = recording();
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, metrics: metrics.sink });
+  await queue.done({ item: "a", token: 1, expiresAt: 0 });
+  const lease = { item: "a", token: 2, expiresAt: 0 };
+  const refused = await Promise.all(
+    [queue.done(lease), queue.retry(lease), queue.forget(lease)].map((call) =>
+      call.then(
+        () => "resolved",
+        (e: unknown) => (e as Error).message,
+      ),
+    ),
+  );
+  expect(refused.map((message) => message.replace(/ refused: .*/, ""))).toEqual([
+    'done("a")',
+    'retry("a")',
+    'forget("a")',
+  ]);
+  expect(metrics.seen).toEqual(["stale", "stale", "stale"]);
+  await queue.close();
+});
+
+test("close while a take with an aborted signal connects rejects the take as closed", async () => {
+  const db = scripted({});
+  const connect = db.state.connecting;
+  let connected: () => void = () => {};
+  db.state.connecting = () =>
+    new Promise((resolve) => {
+      connected = () => resolve(connect());
+    });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
+  const controller = new AbortController();
+  const taken = queue.take({ signal: controller.signal }).catch((e: unknown) => (e as Error).message);
+  await turn();
+  const closed = queue.close();
+  controller.abort(new Error("withdrawn"));
+  connected();
+  await closed;
+  expect(await taken).toBe('take refused: the queue "q" was closed');
+});
+
+test("a notification of one item queued wakes the oldest sleeping take only", async () => {
+  const db = scripted({ views: () => [views(0, 1, 0)], get: () => [] });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const taken = [queue.take(), queue.take()].map((take) => take.catch((e: unknown) => e));
+  await turn();
+  const looks = () => db.fns().filter((fn) => fn === "views").length;
+  expect(looks()).toBe(2);
+  db.clients[0]?.emit("notification", { channel: channelOf("workqueue"), payload: "+q" });
+  await turn();
+  expect(looks()).toBe(3);
+  await queue.close();
+  expect(await settledNow(Promise.all(taken))).toBe(true);
 });
