@@ -1,7 +1,9 @@
 /**
  * The batcher under `PostgresWorkQueue`'s `add` and `done` (docs/spec.md §20.1), without a database: the first call
  * goes out at once, the calls made while a statement is in flight go out together after it, each call is answered
- * by its own result or by its statement's error, and the batcher is idle again once nothing waits.
+ * by its own result or by its statement's error, and the batcher is idle again once nothing waits. Under a queue
+ * object, over a pool that answers by hand: a done or a forget alone is its own function's statement, and a finish
+ * (forget and done, §20.12) always one `finish_many`, whose answer names the refused verb.
  *
  * The test answers each statement by hand and looks at what went out and what was answered after each step, once
  * the callbacks ran (a macrotask): a call that never goes out, or is never answered, fails the step at once instead
@@ -9,6 +11,7 @@
  */
 import { expect, test } from "vitest";
 import { Batcher } from "../../../src/postgres/batch.js";
+import { PostgresWorkQueue } from "../../../src/postgres/index.js";
 
 /** Lets every callback already due run: the batcher settles within microtasks once its statement answered. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -86,4 +89,31 @@ test("a statement that fails rejects every call it carried, and the calls after 
   await answer();
   expect(answers).toEqual([2, "refused 2,3", "refused 2,3", 8]);
   expect(sent).toEqual([[1], [2, 3], [4]]);
+});
+
+test("a finish is one finish_many statement, even alone, where a done or forget alone is done or forget; refused, it names forget when its forget was refused, and done when the forget was applied and the done refused", async () => {
+  const statements: string[] = [];
+  let row: Record<string, unknown> = {};
+  const answer = async (text: string) => {
+    statements.push(text.slice(text.indexOf(".") + 1, text.indexOf("(")));
+    return { rows: [row] };
+  };
+  const pool = {
+    query: answer,
+    connect: async () => ({ query: answer, on: () => undefined, release: () => undefined }),
+  };
+  const queue = new PostgresWorkQueue({ pool, name: "q", maxRetries: 3 });
+  const lease = { item: "a", token: 7, expiresAt: 0 };
+  row = { forgot: "stale", answer: null, worked_ms: null }; // as finish_many answers a refused forget
+  await expect(queue.finish(lease)).rejects.toThrow(
+    'forget("a") refused: the lease with token 7 expired, was done or was superseded; nothing changed',
+  );
+  // reachable only when the lease expires between the forget and the done of one statement
+  row = { forgot: "ok", answer: "stale", worked_ms: null };
+  await expect(queue.finish(lease)).rejects.toThrow('done("a") refused: the lease with token 7');
+  row = { forgot: "ok", answer: "ok", worked_ms: 3 };
+  await queue.finish(lease);
+  await queue.done(lease); // a done or a forget alone is its own function's statement (one row, named answer)
+  await queue.forget(lease);
+  expect(statements).toEqual(["finish_many", "finish_many", "finish_many", "done", "forget"]);
 });

@@ -202,10 +202,10 @@ test.each([
   ["a token that is not an integer", { item: "a", token: 1.5 }, lease],
   ["a token past the safe integers", { item: "a", token: 2 ** 53 }, lease],
   ["a function with an item and a token", Object.assign(() => "a", { item: "a", token: 1 }), lease],
-])("done, retry, forget and extend refuse %s as a lease, and change nothing", async (_name, given, message) => {
+])("done, retry, forget, extend and finish refuse %s as a lease, and change nothing", async (_name, given, message) => {
   const queue = new PostgresWorkQueue({ pool, schema, name: freshName(), maxRetries: 3 });
   await queue.add("a");
-  for (const verb of ["done", "retry", "forget", "extend"] as const) {
+  for (const verb of ["done", "retry", "forget", "extend", "finish"] as const) {
     await expect(queue[verb](given as never)).rejects.toThrow(new TypeError(message).message);
     await expect(queue[verb](given as never)).rejects.toBeInstanceOf(TypeError);
   }

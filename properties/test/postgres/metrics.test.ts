@@ -104,7 +104,7 @@ test("each hand-out observes how long its item was queued, by get, by batched ge
   await queue.close(); // its listening connection
 });
 
-test("each done that ends a lease observes how long it was in flight, alone, batched, requeuing a dirty item and as a finish; a done holding nothing observes nothing", async () => {
+test("each done that ends a lease observes how long it was in flight, alone, batched, requeuing a dirty item and as a finish; a done or finish holding nothing observes nothing", async () => {
   const { clock, queue, events } = queueWith();
   await Promise.all([queue.add("a"), queue.add("b"), queue.add("c"), queue.add("d")]);
   const a = await leaseOf(queue.get());
@@ -136,6 +136,8 @@ test("each done that ends a lease observes how long it was in flight, alone, bat
   clock.advance(7);
   events.length = 0;
   await queue.finish(y); // forget and done in one statement (§20.12)
+  expect(events).toEqual(["worked 7"]);
+  await queue.finish({ item: "never", token: 0, expiresAt: 0 }); // holding nothing, as done: nothing observed
   expect(events).toEqual(["worked 7"]);
 });
 
