@@ -619,3 +619,48 @@ test("a notification of one item queued wakes the oldest sleeping take only", as
   await queue.close();
   expect(await settledNow(Promise.all(taken))).toBe(true);
 });
+
+test("the gauges are one metrics statement, with this object's buffered leases counted in the depth", async () => {
+  const db = scripted({
+    lease_many: () => ["a", "b", "c"].map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
+    metrics: () => [{ depth: "1", unfinished_ms: 5, longest_ms: 6, expired: "2" }],
+  });
+  let read: () => Promise<unknown> = async () => undefined;
+  const sink = { ...recording().sink, connectShared: (gauges: () => Promise<unknown>) => (read = gauges) };
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, prefetch: 2, metrics: sink });
+  expect((await queue.get())?.item).toBe("a");
+  expect(await read()).toEqual({ depth: 3, unfinishedWorkMs: 5, longestRunningMs: 6, expiredLeases: 2 });
+  expect(db.statements.slice(1).map((each) => [each.text, each.values])).toEqual([
+    ['select * from "workqueue".metrics($1, $2)', ["q", null]],
+  ]);
+  await queue.close();
+});
+
+test("a call on a schema without the queue's functions throws SchemaNotMigratedError naming the call and the schema", async () => {
+  const db = scripted({
+    failures: () => {
+      throw Object.assign(new Error("function workqueue.failures does not exist"), { code: "42883" });
+    },
+  });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
+  await expect(queue.failures("a")).rejects.toThrow(/^failures found no queue in the schema "workqueue" \(/);
+  expect(db.statements).toHaveLength(1);
+  await queue.close();
+});
+
+test("a fill that buffers a surplus wakes a sleeping take, which is handed a buffered lease at once", async () => {
+  const fills = [[], ["a", "b", "c"]];
+  const db = scripted({
+    lease_many: () =>
+      (fills.shift() ?? []).map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
+    views: () => [views(0, 0, 0)],
+  });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, prefetch: 2, pollMs: 3_600_000 });
+  const taken = queue.take();
+  await turn();
+  expect(db.fns()).toEqual(["lease_many", "views"]);
+  expect((await queue.get())?.item).toBe("a");
+  expect(await settledNow(taken)).toBe(true);
+  expect((await taken)?.item).toBe("b");
+  await queue.close();
+});
