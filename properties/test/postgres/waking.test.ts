@@ -278,3 +278,27 @@ test("on the database's clock, a sleeping take looks again when the views' next 
     vi.useRealTimers();
   }
 });
+
+test("a take whose signal aborts during its look rejects with the reason at once, without sleeping", async () => {
+  const db = silent();
+  const controller = new AbortController();
+  db.state.afterViews = () => controller.abort(new Error("withdrawn during the look"));
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const taken = queue.take({ signal: controller.signal }).catch((e: unknown) => e);
+  expect(await settledNow(taken)).toBe(true);
+  expect(await taken).toEqual(new Error("withdrawn during the look"));
+  expect(db.statements.filter((each) => each === "views")).toHaveLength(1);
+  await queue.close();
+});
+
+test("a take sleeping on an injected clock, whose views name no next event, arms no timer on that clock", async () => {
+  const db = silent();
+  const clock = new VirtualClock(1_000);
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, clock, pollMs: 3_600_000 });
+  const taken = queue.take();
+  await db.asleep();
+  expect(clock.pending).toBe(0);
+  await queue.shutDown();
+  expect(await settledNow(taken)).toBe(true);
+  await queue.close();
+});
