@@ -664,3 +664,15 @@ test("a fill that buffers a surplus wakes a sleeping take, which is handed a buf
   expect((await taken)?.item).toBe("b");
   await queue.close();
 });
+
+test("a get and a take whose get cannot reach the database each name themselves", async () => {
+  const db = scripted({
+    get: () => {
+      throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+    },
+  });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
+  await expect(queue.get()).rejects.toThrow(/^get could not reach PostgreSQL: read ECONNRESET$/);
+  await expect(queue.take()).rejects.toThrow(/^take could not reach PostgreSQL: read ECONNRESET$/);
+  await queue.close();
+});
