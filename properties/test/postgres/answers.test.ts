@@ -84,6 +84,27 @@ function views(size: number, inFlight: number, waiting: number, nextEvent: numbe
   return { size, in_flight: inFlight, waiting, shutting_down: false, next_event: nextEvent };
 }
 
+// First, on a pool that answers after a macrotask: a mutant that makes every error again spins without end, which in a
+// later test, whose pool fails a statement at once, would block the event loop.
+test("an error of a statement that is no deadlock is passed on as it is, after one statement", async () => {
+  const failed = Object.assign(new Error("permission denied for function failures"), { code: "42501" });
+  let statements = 0;
+  const pool = {
+    query: async () => {
+      statements += 1;
+      await turn();
+      throw failed;
+    },
+    connect: async () => undefined,
+  } as unknown as PoolLike;
+  const queue = new PostgresWorkQueue({ pool, name: "q", maxRetries: 3 });
+  const error = queue.failures("a").catch((e: unknown) => e);
+  expect(await settledNow(error)).toBe(true);
+  expect(await error).toBe(failed);
+  expect(statements).toBe(1);
+  await queue.close();
+});
+
 test("extend sends the lease and leaseMs, answers the new expiry, and throws StaleLeaseError naming extend when the function answers null", async () => {
   let expiry: number | null = 5_000;
   const db = scripted({ extend: () => [{ extend: expiry }] });
@@ -285,6 +306,7 @@ test("an add or addAfter of an item whose lease is buffered sends nothing; of an
     lease_many: () => ["a", "b"].map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
     add: () => [{ changed: 1 }],
     add_after: () => [],
+    release_many: () => [],
   });
   const clock = new VirtualClock(1_000);
   const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, prefetch: 1, clock });
@@ -471,6 +493,7 @@ test("the views count this object's buffered leases as queued, not in flight", a
   const db = scripted({
     lease_many: () => ["a", "b", "c"].map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
     views: () => [views(1, 3, 0)],
+    release_many: () => [],
   });
   const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, prefetch: 2 });
   expect((await queue.get())?.item).toBe("a");
@@ -624,6 +647,7 @@ test("the gauges are one metrics statement, with this object's buffered leases c
   const db = scripted({
     lease_many: () => ["a", "b", "c"].map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
     metrics: () => [{ depth: "1", unfinished_ms: 5, longest_ms: 6, expired: "2" }],
+    release_many: () => [],
   });
   let read: () => Promise<unknown> = async () => undefined;
   const sink = { ...recording().sink, connectShared: (gauges: () => Promise<unknown>) => (read = gauges) };
@@ -654,6 +678,7 @@ test("a fill that buffers a surplus wakes a sleeping take, which is handed a buf
     lease_many: () =>
       (fills.shift() ?? []).map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
     views: () => [views(0, 0, 0)],
+    release_many: () => [],
   });
   const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, prefetch: 2, pollMs: 3_600_000 });
   const taken = queue.take();
