@@ -26,6 +26,7 @@ const withoutDatabase = [
   "properties/test/postgres/lease-buffer.test.ts",
   "properties/test/postgres/prefetched.test.ts",
   "properties/test/postgres/waking.test.ts",
+  "properties/test/postgres/answers.test.ts",
 ];
 
 const include = [

@@ -226,3 +226,79 @@ test("on the database's clock, a take whose views name a next event to come slee
   await expect(taken).resolves.toMatchObject({ item: "a" });
   await queue.close();
 });
+
+test.each([
+  ["the database's clock", false],
+  ["an injected clock", true],
+])("a take woken on %s leaves no timer armed and no abort listener behind", async (_, injected) => {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] }); // setImmediate stays real: the pool's turns use it
+  try {
+    const db = silent();
+    const clock = injected ? new VirtualClock(1_000) : undefined;
+    db.state.nextEvent = (clock?.now() ?? Date.now()) + 3_600_000;
+    const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, clock, pollMs: 3_600_000 });
+    const { signal } = new AbortController();
+    const added = vi.spyOn(signal, "addEventListener");
+    const removed = vi.spyOn(signal, "removeEventListener");
+    const taken = queue.take({ signal });
+    await db.asleep();
+    expect([vi.getTimerCount(), clock?.pending ?? 0]).toEqual(injected ? [1, 1] : [2, 0]); // the poll, the event
+    db.queued.push("a");
+    db.notify("+q");
+    expect(await settledNow(taken)).toBe(true);
+    expect((await taken)?.item).toBe("a");
+    expect([vi.getTimerCount(), clock?.pending ?? 0]).toEqual([0, 0]);
+    expect(added.mock.calls).toEqual([["abort", expect.any(Function)]]);
+    expect(removed.mock.calls).toEqual(added.mock.calls);
+    await queue.close();
+  } finally {
+    vi.useRealTimers();
+  }
+});
+
+test("on the database's clock, a sleeping take looks again when the views' next event comes, not before", async () => {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] }); // setImmediate stays real: the pool's turns use it
+  try {
+    const db = silent();
+    db.state.nextEvent = Date.now() + 60_000;
+    const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+    const taken = queue.take().catch((e: unknown) => e);
+    await db.asleep();
+    const looks = () => db.statements.filter((each) => each === "views").length;
+    expect(looks()).toBe(1);
+    vi.advanceTimersByTime(50_000);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(looks()).toBe(1);
+    vi.advanceTimersByTime(10_001);
+    await db.asleep(2);
+    expect(looks()).toBe(2);
+    await queue.close();
+    expect(await settledNow(taken)).toBe(true);
+  } finally {
+    vi.useRealTimers();
+  }
+});
+
+test("a take whose signal aborts during its look rejects with the reason at once, without sleeping", async () => {
+  const db = silent();
+  const controller = new AbortController();
+  db.state.afterViews = () => controller.abort(new Error("withdrawn during the look"));
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const taken = queue.take({ signal: controller.signal }).catch((e: unknown) => e);
+  expect(await settledNow(taken)).toBe(true);
+  expect(await taken).toEqual(new Error("withdrawn during the look"));
+  expect(db.statements.filter((each) => each === "views")).toHaveLength(1);
+  await queue.close();
+});
+
+test("a take sleeping on an injected clock, whose views name no next event, arms no timer on that clock", async () => {
+  const db = silent();
+  const clock = new VirtualClock(1_000);
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, clock, pollMs: 3_600_000 });
+  const taken = queue.take();
+  await db.asleep();
+  expect(clock.pending).toBe(0);
+  await queue.shutDown();
+  expect(await settledNow(taken)).toBe(true);
+  await queue.close();
+});
