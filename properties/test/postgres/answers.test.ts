@@ -68,6 +68,17 @@ function scripted(answers: Record<string, (values: unknown[]) => Row[]>) {
 /** Waits for the calls already made, and the macrotask after them. */
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+/** Holds `db`'s next connection of the listening client until the function returned is called, then connects it. */
+function heldConnecting(db: ReturnType<typeof scripted>): () => void {
+  const connect = db.state.connecting;
+  let connected: () => void = () => {};
+  db.state.connecting = () =>
+    new Promise((resolve) => {
+      connected = () => resolve(connect());
+    });
+  return () => connected();
+}
+
 /** Whether `promise` settled after the calls already made, and the macrotask after them, ran. */
 async function settledNow(promise: Promise<unknown>): Promise<boolean> {
   let settled = false;
@@ -566,12 +577,7 @@ test("a take whose pool cannot connect rejects naming the take", async () => {
 
 test("close while the listening client connects, which then succeeds, rejects the take as closed without a look", async () => {
   const db = scripted({});
-  const connect = db.state.connecting;
-  let connected: () => void = () => {};
-  db.state.connecting = () =>
-    new Promise((resolve) => {
-      connected = () => resolve(connect());
-    });
+  const connected = heldConnecting(db);
   const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
   const taken = queue.take().catch((e: unknown) => (e as Error).message);
   await turn();
@@ -612,12 +618,7 @@ test("a refused done, retry or forget names its verb; a done whose function give
 
 test("close while a take with an aborted signal connects rejects the take as closed", async () => {
   const db = scripted({});
-  const connect = db.state.connecting;
-  let connected: () => void = () => {};
-  db.state.connecting = () =>
-    new Promise((resolve) => {
-      connected = () => resolve(connect());
-    });
+  const connected = heldConnecting(db);
   const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
   const controller = new AbortController();
   const taken = queue.take({ signal: controller.signal }).catch((e: unknown) => (e as Error).message);

@@ -10,18 +10,9 @@ import { VirtualClock } from "../../../src/index.js";
 import { type PoolLike, PostgresWorkQueue } from "../../../src/postgres/index.js";
 import { channelOf } from "../../../src/postgres/schema.js";
 import { freshName, freshSchema } from "./database.js";
+import { tracked } from "./tracked.js";
 
 const { pool, schema } = freshSchema("sleeping");
-
-/** Whether `promise` has settled, as seen after the calls already made. */
-function tracked(promise: Promise<unknown>): () => boolean {
-  let settled = false;
-  const mark = () => {
-    settled = true;
-  };
-  void promise.then(mark, mark);
-  return () => settled;
-}
 
 test("a take while shutting down waits for an item that is waiting (§17.7), asking the clock to wake it at its due time", async () => {
   const clock = new VirtualClock(1_000);

@@ -8,16 +8,7 @@ import { expect, test, vi } from "vitest";
 import { VirtualClock } from "../../../src/index.js";
 import { type PoolLike, PostgresWorkQueue } from "../../../src/postgres/index.js";
 import { channelOf } from "../../../src/postgres/schema.js";
-
-/** Whether `promise` has settled, as seen after the calls already made. */
-function tracked(promise: Promise<unknown>): () => boolean {
-  let settled = false;
-  const mark = () => {
-    settled = true;
-  };
-  void promise.then(mark, mark);
-  return () => settled;
-}
+import { tracked } from "./tracked.js";
 
 /**
  * A pool that answers without a database: `get` hands out the next of `queued`, if any; the views show an empty
