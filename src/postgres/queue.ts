@@ -172,6 +172,9 @@ export interface PostgresWorkQueueOptions {
 /** What a call with a lease answered: its row, whose `answer` is `ok`, `stale`, `requeued` or `gave up`. */
 type Answer = Record<string, unknown>;
 
+/** The calls that wait for work: a take, and a drain (which a notification wakes, not the wake of one take). */
+type Waiter = "take" | "shutDownWithDrain";
+
 /** What a waiting call's look found: its answer, or when to look again at the latest. */
 type Look<V> =
   | { readonly found: true; readonly value: V }
@@ -580,7 +583,7 @@ export class PostgresWorkQueue {
   /** A take's looks, until it has a lease or the queue has no more work. */
   #look(signal: AbortSignal | undefined): Promise<Lease | undefined> {
     let again = false; // §20.18: a look after one that found nothing leases only for itself when the buffer is empty
-    return this.#until(signal, true, async () => {
+    return this.#until("take", signal, async () => {
       const lease = await this.#get("take", again); // its error names the take, the call the caller made
       again = true;
       if (lease !== undefined) return { found: true, value: lease };
@@ -615,23 +618,24 @@ export class PostgresWorkQueue {
   /**
    * Looks until `look` finds something, sleeping between looks until a notification, the next expiry or due time,
    * or `pollMs` wakes it (§20.10); the waker is armed before each look, so a notification during it is not missed.
-   * It listens again before each look when the listening connection was lost.
+   * It listens again before each look when the listening connection was lost. A refusal or a failure to listen
+   * names `verb`, the call its caller made.
    */
-  async #until<V>(given: AbortSignal | undefined, taking: boolean, look: () => Promise<Look<V>>): Promise<V> {
+  async #until<V>(verb: Waiter, given: AbortSignal | undefined, look: () => Promise<Look<V>>): Promise<V> {
     const signal = given ?? new AbortController().signal; // one that never aborts: no case without a signal
-    let looked = await this.#round(signal, taking, look);
-    while (!looked.found) looked = await this.#round(signal, taking, look);
+    let looked = await this.#round(verb, signal, look);
+    while (!looked.found) looked = await this.#round(verb, signal, look);
     return looked.value;
   }
 
   /** One look of {@link #until}, after listening, and the sleep after it when it found nothing. */
-  async #round<V>(signal: AbortSignal, taking: boolean, look: () => Promise<Look<V>>): Promise<Look<V>> {
-    await this.#listen();
+  async #round<V>(verb: Waiter, signal: AbortSignal, look: () => Promise<Look<V>>): Promise<Look<V>> {
+    await this.#listen(verb);
     let wake = (): void => {};
     const woken = new Promise<void>((resolve) => {
       wake = resolve;
     });
-    this.#wakers.set(wake, taking);
+    this.#wakers.set(wake, verb === "take");
     try {
       signal.throwIfAborted();
       const looked = await look();
@@ -692,12 +696,12 @@ export class PostgresWorkQueue {
   }
 
   /** Connects the listening client once, and wakes the waiting takes on every notification for this queue. */
-  async #listen(): Promise<void> {
-    this.#refuseClosed("take");
+  async #listen(verb: Waiter): Promise<void> {
+    this.#refuseClosed(verb);
     if (this.#listener === undefined) {
       this.#listener = (async () => {
         const client = await this.#pool.connect().catch((error: unknown) => {
-          throw new DatabaseUnavailableError("take", error);
+          throw new DatabaseUnavailableError(verb, error);
         });
         client.on("notification", (message) => {
           if (message.payload === this.name) this.#wake();
@@ -718,7 +722,7 @@ export class PostgresWorkQueue {
           await client.query(`listen "${this.#channel}"`);
         } catch (error) {
           discard(); // a client that does not listen is of no use here, and kept it would be lost to the pool
-          throw isUnavailable(error) ? new DatabaseUnavailableError("take", error) : error;
+          throw isUnavailable(error) ? new DatabaseUnavailableError(verb, error) : error;
         }
         return client;
       })();
@@ -726,8 +730,13 @@ export class PostgresWorkQueue {
         this.#listener = undefined;
       });
     }
-    await this.#listener;
-    this.#refuseClosed("take"); // closed while it connected
+    try {
+      await this.#listener;
+    } catch (error) {
+      // a take and a drain may wait on one connection: each names its own call
+      throw error instanceof DatabaseUnavailableError ? new DatabaseUnavailableError(verb, error.cause) : error;
+    }
+    this.#refuseClosed(verb); // closed while it connected
   }
 
   /** Wakes every waiting take and drain. */
@@ -885,7 +894,7 @@ export class PostgresWorkQueue {
     await this.#buffer?.releaseAll(); // §20.18: other processes' workers may finish the items
     await this.shutDown();
     signal?.throwIfAborted();
-    await this.#until(signal, false, async () => {
+    await this.#until("shutDownWithDrain", signal, async () => {
       const views = await this.#views("shutDownWithDrain");
       if (views.size + views.inFlight + views.waiting === 0) return { found: true, value: undefined };
       return { found: false, nextEvent: views.nextEvent };

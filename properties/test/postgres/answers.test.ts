@@ -284,6 +284,47 @@ test("close while the listening client is being connected, and the connection fa
   expect(db.released).toEqual([]);
 });
 
+test("close while a drain waits rejects the drain, naming shutDownWithDrain, not take", async () => {
+  const db = scripted({ shut_down: () => [], views: () => [views(0, 1, 0)] });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
+  const drained = queue.shutDownWithDrain().catch((e: unknown) => (e as Error).message);
+  await turn();
+  expect(db.fns()).toEqual(["shut_down", "views"]);
+  await queue.close();
+  expect(await drained).toBe('shutDownWithDrain refused: the queue "q" was closed');
+  expect(db.fns()).toEqual(["shut_down", "views"]);
+});
+
+test("a drain and a take waiting on one listening client that cannot connect each reject naming their own call", async () => {
+  const db = scripted({ shut_down: () => [] });
+  let refuse: (error: Error) => void = () => {};
+  db.state.connecting = () =>
+    new Promise((_, reject) => {
+      refuse = reject;
+    });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
+  const drained = queue.shutDownWithDrain().then(
+    () => new Error("the drain resolved"),
+    (e: unknown) => e as Error,
+  );
+  await turn();
+  const taken = queue.take().then(
+    () => new Error("the take resolved"),
+    (e: unknown) => e as Error,
+  );
+  await turn();
+  const cut = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+  refuse(cut);
+  const [drain, take] = [await drained, await taken];
+  expect([drain.message, take.message]).toEqual([
+    "shutDownWithDrain could not reach PostgreSQL: connect ECONNREFUSED",
+    "take could not reach PostgreSQL: connect ECONNREFUSED",
+  ]);
+  expect([drain.cause, take.cause]).toEqual([cut, cut]);
+  expect(db.fns()).toEqual(["shut_down"]);
+  await queue.close();
+});
+
 /** A metrics sink that records each count and observation. */
 function recording() {
   const seen: string[] = [];
