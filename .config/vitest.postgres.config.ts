@@ -27,6 +27,7 @@ const withoutDatabase = [
   "properties/test/postgres/prefetched.test.ts",
   "properties/test/postgres/waking.test.ts",
   "properties/test/postgres/answers.test.ts",
+  "properties/test/postgres/options.test.ts",
 ];
 
 const include = [

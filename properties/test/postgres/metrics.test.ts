@@ -251,17 +251,9 @@ test("metrics add no statement to any call: add, get, done, retry and forget sen
   ]);
 });
 
-test("a metrics option that is not a sink throws a TypeError naming it; a sink without the optional methods is enough", async () => {
+test("a sink without the optional methods is enough: a stale call is refused all the same", async () => {
   const base = { pool, schema, name: freshName(), maxRetries: 3 };
-  for (const metrics of [null, 5, {}, { add() {}, retry() {}, observeQueueDuration() {} }]) {
-    expect(() => new PostgresWorkQueue({ ...base, metrics: metrics as unknown as MetricsSink })).toThrow(TypeError);
-  }
   const sink = { add() {}, retry() {}, observeQueueDuration() {}, observeWorkDuration() {} };
-  for (const optional of ["connect", "staleCall", "connectShared"]) {
-    expect(() => new PostgresWorkQueue({ ...base, metrics: { ...sink, [optional]: 1 } as MetricsSink })).toThrow(
-      /^Expected `metrics` to be a MetricsSink, got/,
-    );
-  }
   const minimal = new PostgresWorkQueue({ ...base, metrics: sink });
   await minimal.add("a");
   const lease = await leaseOf(minimal.get());
