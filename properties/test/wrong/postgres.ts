@@ -21,6 +21,11 @@ export interface PostgresDefect {
   readonly suite: "leases" | "gate" | "concurrent gets";
   /** The rule the rejection names: a section of docs/spec.md, or a rule of `checkHistory`. */
   readonly rule: string;
+  /**
+   * The other rules the same mistake breaks, which a random search may meet first and name instead: a fencing
+   * function that accepts every token fences `extend` (§20.5) as well as done, retry and forget (§20.4).
+   */
+  readonly alsoBreaks?: readonly string[];
 }
 
 export const postgresDefects: readonly PostgresDefect[] = [
@@ -30,6 +35,7 @@ export const postgresDefects: readonly PostgresDefect[] = [
     to: "return true;",
     suite: "leases",
     rule: "§20.4",
+    alsoBreaks: ["§20.5"], // an extend with a stale token extends the item's live lease
   },
   {
     name: "an expired lease's token is accepted until the item is handed out again",
