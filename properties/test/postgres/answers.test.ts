@@ -284,6 +284,23 @@ test("close while the listening client is being connected, and the connection fa
   expect(db.released).toEqual([]);
 });
 
+test("a take on a shut-down queue answers undefined only at the look whose views show nothing queued, waiting or in flight", async () => {
+  const shut = (row: Row): Row => ({ ...row, shutting_down: true });
+  const answered = [shut(views(0, 1, 1)), shut(views(1, 0, 1)), shut(views(0, 0, 0))];
+  const db = scripted({
+    get: () => [],
+    views: () => {
+      const row = answered.shift();
+      if (row === undefined) throw new Error("a look after the views showed nothing left");
+      return [row];
+    },
+  });
+  const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 1 });
+  await expect(queue.take()).resolves.toBeUndefined();
+  expect(db.fns()).toEqual(["get", "views", "get", "views", "get", "views"]);
+  await queue.close();
+});
+
 test("close while a drain waits rejects the drain, naming shutDownWithDrain, not take", async () => {
   const db = scripted({ shut_down: () => [], views: () => [views(0, 1, 0)] });
   const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 3_600_000 });
