@@ -132,7 +132,9 @@ export function isUnmigrated(error: unknown): boolean {
 /**
  * The connection errors a call reports as {@link DatabaseUnavailableError}: refused, reset, timed out, ended by the
  * server, a host not found or unreachable, a database that does not exist (3D000), a user refused (28000, 28P01)
- * and a malformed connection string. A set of strings: a code of another type is in it no more than an absent one.
+ * and a malformed connection string; and, by their messages, a server that stopped answering: pg's `query_timeout`
+ * ("Query read timeout") and the pool's `connectionTimeoutMillis` while every connection is taken. A set of
+ * strings: a code of another type is in it no more than an absent one.
  */
 const unavailableCodes: ReadonlySet<unknown> = new Set([
   "ECONNREFUSED",
@@ -152,12 +154,13 @@ const unavailableCodes: ReadonlySet<unknown> = new Set([
   "28P01",
 ]);
 
+/** pg's and pg-pool's messages of a lost connection, a connection that timed out, and a server that stopped answering. */
+const unavailableMessages =
+  /Connection terminated|connection timeout|Client has encountered a connection error|Query read timeout|timeout exceeded when trying to connect/i;
+
 /** Whether `error` says that the database is unreachable, rather than that a statement failed. */
 export function isUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (unavailableCodes.has(code)) return true;
-  return (
-    error instanceof Error &&
-    /Connection terminated|connection timeout|Client has encountered a connection error/i.test(error.message)
-  );
+  return error instanceof Error && unavailableMessages.test(error.message);
 }

@@ -134,6 +134,8 @@ test("every error code and message of a lost or refused connection counts as una
     pgError("Connection terminated unexpectedly"),
     pgError("timeout expired: Connection Timeout"),
     pgError("Client has encountered a connection error and is not queryable"),
+    pgError("Query read timeout"),
+    pgError("timeout exceeded when trying to connect"),
     { code: "ECONNREFUSED" },
   ];
   for (const error of unavailable) {

@@ -4,7 +4,8 @@
  * DatabaseUnavailableError naming the verb and the cause, and changes nothing in the database, which the test reads
  * through a connection of its own; once it is back, the same queue instance goes on and nothing was lost. A call
  * the server was running when its client went away may still commit: it is applied whole or not at all. And a
- * take whose `LISTEN` fails, as it does on a connection the pool lent out just as the database went away.
+ * take whose `LISTEN` fails, as it does on a connection the pool lent out just as the database went away. And a
+ * server that stops answering without a reset (the proxy holds what either end sends), on a pool with timeouts.
  */
 import pg from "pg";
 import { afterEach, expect, test, vi } from "vitest";
@@ -25,19 +26,20 @@ const target = new URL(databaseUrl);
 const made: { proxy: TcpProxy; pool: pg.Pool }[] = [];
 afterEach(async () => {
   for (const { proxy, pool } of made.splice(0)) {
+    proxy.resume();
     await proxy.reopen();
     await pool.end();
     await proxy.cut();
   }
 });
 
-/** A proxy to the machine's server and a pool that connects through it. */
-async function throughProxy(): Promise<{ proxy: TcpProxy; viaProxy: pg.Pool }> {
+/** A proxy to the machine's server and a pool that connects through it, with `options` beside the defaults. */
+async function throughProxy(options: pg.PoolConfig = {}): Promise<{ proxy: TcpProxy; viaProxy: pg.Pool }> {
   const proxy = await startProxy({ host: target.hostname, port: Number(target.port || 5432) });
   const url = new URL(databaseUrl);
   url.hostname = "127.0.0.1";
   url.port = String(proxy.port);
-  const viaProxy = new pg.Pool({ connectionString: url.toString(), max: 3 });
+  const viaProxy = new pg.Pool({ connectionString: url.toString(), max: 3, ...options });
   // pg reports an idle client's lost connection on the pool, which throws it without a listener; the queue's calls
   // report the loss themselves.
   viaProxy.on("error", () => undefined);
@@ -267,4 +269,35 @@ test("a take whose LISTEN fails rejects — with DatabaseUnavailableError on a l
   expect(releases).toHaveLength(4);
   await queue.close();
   expect(releases.at(-1)?.mock.calls).toEqual([[true]]);
+});
+
+test("a database that stops answering without a reset: on a pool with query_timeout and connectionTimeoutMillis, a call rejects with DatabaseUnavailableError, close resolves, and the leases the instance held come back", async () => {
+  const { proxy, viaProxy } = await throughProxy({ query_timeout: 300, connectionTimeoutMillis: 300 });
+  const name = freshName();
+  const queue = new PostgresWorkQueue({ pool: viaProxy, schema, name, maxRetries: 3, prefetch: 5, leaseMs: 1_000 });
+  const direct = new PostgresWorkQueue({ pool, schema, name, maxRetries: 3 });
+  for (const item of ["a", "b", "c", "d"]) await direct.add(item);
+  const lease = (await queue.take()) as Lease;
+  expect([lease.item, await direct.inFlight()]).toEqual(["a", 4]); // a leased, b, c and d buffered
+  proxy.stall();
+  const error = await rejection(queue.done(lease));
+  expect(error).toBeInstanceOf(DatabaseUnavailableError);
+  expect((error as Error).message).toBe("done could not reach PostgreSQL: Query read timeout");
+  await queue.close(); // its release of the buffered leases times out too, and is left to their expiry
+  proxy.resume();
+  // Nothing was lost: what the stalled instance held is handed out again once its leases expired (a, unless its
+  // done reached the server after all).
+  await direct.shutDown();
+  const handled: string[] = [];
+  try {
+    for await (const again of direct) {
+      handled.push(again.item);
+      await direct.done(again);
+    }
+    expect([await direct.size(), await direct.inFlight()]).toEqual([0, 0]);
+  } finally {
+    await direct.close(); // its listening connection is the suite pool's, which the suite ends
+  }
+  expect(handled.filter((item) => item !== "a").sort()).toEqual(["b", "c", "d"]);
+  expect(handled.filter((item) => item === "a").length).toBeLessThanOrEqual(1);
 });

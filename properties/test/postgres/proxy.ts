@@ -12,6 +12,13 @@ export interface TcpProxy {
   cut(): Promise<void>;
   /** The database is back: the proxy listens again on the same port. */
   reopen(): Promise<void>;
+  /**
+   * The database stops answering, as behind a network partition that sends no reset: every connection stays open,
+   * and what either end sends is held, not forwarded; new connections are accepted and held too.
+   */
+  stall(): void;
+  /** The database answers again: what was held is forwarded, and so is what follows. */
+  resume(): void;
 }
 
 /** Listens on `port` of the loopback (0: any free port). */
@@ -31,21 +38,26 @@ function listen(server: Server, port: number): Promise<void> {
  */
 export async function startProxy(target: { readonly host: string; readonly port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  /** Each open connection's two directions: what `from` reads is written to `to`, unless stalled. */
+  const links = new Set<readonly [Socket, Socket]>();
+  let stalled = false;
   const server = createServer((client) => {
     const upstream = connect(target.port, target.host);
-    for (const [socket, other] of [
+    for (const link of [
       [client, upstream],
       [upstream, client],
     ] as const) {
+      const [socket, other] = link;
       sockets.add(socket);
+      links.add(link);
       socket.on("error", () => socket.destroy()); // a reset end is closed like a cut one
       socket.on("close", () => {
         sockets.delete(socket);
+        links.delete(link);
         other.destroy();
       });
+      if (!stalled) socket.pipe(other);
     }
-    client.pipe(upstream);
-    upstream.pipe(client);
   });
   await listen(server, 0);
   const { port } = server.address() as AddressInfo;
@@ -63,6 +75,18 @@ export async function startProxy(target: { readonly host: string; readonly port:
       if (open) return;
       await listen(server, port);
       open = true;
+    },
+    stall() {
+      stalled = true;
+      for (const [from, to] of links) {
+        from.unpipe(to);
+        from.pause(); // it keeps what arrives until resume pipes it again
+      }
+    },
+    resume() {
+      if (!stalled) return;
+      stalled = false;
+      for (const [from, to] of links) from.pipe(to);
     },
   };
 }
