@@ -7,17 +7,36 @@ import base from "./vitest.config.js";
 // it reports a score, it does not gate.
 
 /**
- * The suites without a database first, then vitest's own order (the suites that failed last time first, then the
- * slowest): a mutant they kill fails within a second, before a suite on the server waits out what it broke, and
- * under Stryker a suite that killed the last mutant is tried first on the next.
+ * The suites of the batcher and the lease buffer first, in the order of `partsFirst`; then the other suites without
+ * a database; then vitest's own order (the suites that failed last time first, then the slowest): a mutant they
+ * kill fails within a second, before a suite on the server waits out what it broke, and under Stryker a suite that
+ * killed the last mutant is tried first on the next. The parts' suites come first because a mutant of a part can
+ * spin or wait without end under a queue, whose suites then fail only by Stryker's hit limit or a time limit:
+ * a batcher that sends an empty batch after each answer spins on a pool that answers at once, which `batch.test.ts`,
+ * whose statements the test answers by hand, sees at its first step.
  */
 class WithoutDatabaseFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const fast = (file: TestSpecification) => withoutDatabase.some((path) => file.moduleId.endsWith(path));
-    return [...sorted.filter(fast), ...sorted.filter((file) => !fast(file))];
+    const rank = (file: TestSpecification) => {
+      const part = partsFirst.findIndex((path) => file.moduleId.endsWith(path));
+      if (part !== -1) return part;
+      return withoutDatabase.some((path) => file.moduleId.endsWith(path)) ? partsFirst.length : partsFirst.length + 1;
+    };
+    return sorted
+      .map((file, i) => ({ file, i }))
+      .sort((a, b) => rank(a.file) - rank(b.file) || a.i - b.i)
+      .map(({ file }) => file);
   }
 }
+
+/** The suites of the parts under the queue, run first in this order (see {@link WithoutDatabaseFirst}). */
+const partsFirst = [
+  "properties/test/postgres/batch.test.ts",
+  "properties/test/postgres/lease-buffer.test.ts",
+  "properties/test/postgres/turns.test.ts",
+  "properties/test/postgres/prefetched.test.ts",
+];
 
 const withoutDatabase = [
   "properties/test/postgres/lease-loop.test.ts",
