@@ -1,8 +1,8 @@
 /**
  * Bad options to `PostgresWorkQueue` and `migrate` (docs/spec.md §20.1, §20.9), and their defaults, without a
  * database: each value is refused with a `TypeError` or `RangeError` that names it, before any statement; the
- * defaults are the documented ones, seen in the statements a recording pool receives. Run first under Stryker, so
- * that a mutant of the constructor's checks fails here within milliseconds.
+ * defaults are the documented ones, seen in the statements a recording pool receives. Under Stryker it runs before
+ * the suites on the server, so that a mutant of the constructor's checks fails here within milliseconds.
  */
 import { expect, test } from "vitest";
 import type { MetricsSink } from "../../../src/index.js";
