@@ -79,6 +79,16 @@ function heldConnecting(db: ReturnType<typeof scripted>): () => void {
   return () => connected();
 }
 
+/** Holds `db`'s next connection of the listening client until the function returned fails it with its error. */
+function failingConnecting(db: ReturnType<typeof scripted>): (error: Error) => void {
+  let refuse: (error: Error) => void = () => {};
+  db.state.connecting = () =>
+    new Promise((_, reject) => {
+      refuse = reject;
+    });
+  return (error) => refuse(error);
+}
+
 /** Whether `promise` settled after the calls already made, and the macrotask after them, ran. */
 async function settledNow(promise: Promise<unknown>): Promise<boolean> {
   let settled = false;
@@ -93,6 +103,20 @@ async function settledNow(promise: Promise<unknown>): Promise<boolean> {
 /** A views row: the counts given, not shut down, with no next event unless given. */
 function views(size: number, inFlight: number, waiting: number, nextEvent: number | null = null): Row {
   return { size, in_flight: inFlight, waiting, shutting_down: false, next_event: nextEvent };
+}
+
+/** An answer that gives `rows` one at a time, one a statement, and fails a statement after the last. */
+function inTurn(rows: Row[]): () => Row[] {
+  return () => {
+    const row = rows.shift();
+    if (row === undefined) throw new Error("a look after the views showed nothing left");
+    return [row];
+  };
+}
+
+/** lease_many's rows for `items`, in that order, each under token 1 and fresh for 30 s. */
+function leased(items: readonly string[]): Row[] {
+  return items.map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i }));
 }
 
 // First, on a pool that answers after a macrotask: a mutant that makes every error again spins without end, which in a
@@ -138,7 +162,7 @@ test("extend sends the lease and leaseMs, answers the new expiry, and throws Sta
 
 test("an extend with token 0 of an item whose lease is buffered gives that lease back before it extends", async () => {
   const db = scripted({
-    lease_many: () => ["a", "b"].map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
+    lease_many: () => leased(["a", "b"]),
     release_many: () => [],
     extend: () => [{ extend: null }],
   });
@@ -212,11 +236,7 @@ test("a drain resolves only at the look whose views show nothing queued, in flig
   const answered = [views(1, 1, 0), views(1, 0, 1), views(0, 1, 1), views(0, 0, 0)];
   const db = scripted({
     shut_down: () => [],
-    views: () => {
-      const row = answered.shift();
-      if (row === undefined) throw new Error("a look after the views showed nothing left");
-      return [row];
-    },
+    views: inTurn(answered),
   });
   const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 1 });
   await queue.shutDownWithDrain();
@@ -228,11 +248,7 @@ test("a drain whose views name a next event asks its clock to wake it then, and 
   const answered = [views(0, 1, 0, 1_100), views(0, 0, 0)];
   const db = scripted({
     shut_down: () => [],
-    views: () => {
-      const row = answered.shift();
-      if (row === undefined) throw new Error("a look after the views showed nothing left");
-      return [row];
-    },
+    views: inTurn(answered),
   });
   const clock = new VirtualClock(1_000);
   const schedule = vi.spyOn(clock, "schedule");
@@ -269,11 +285,7 @@ test("close of a queue that never listened resolves and releases nothing", async
 
 test("close while the listening client is being connected, and the connection fails, resolves; the take rejects", async () => {
   const db = scripted({});
-  let refuse: (error: Error) => void = () => {};
-  db.state.connecting = () =>
-    new Promise((_, reject) => {
-      refuse = reject;
-    });
+  const refuse = failingConnecting(db);
   const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
   const taken = queue.take().catch((e: unknown) => (e as Error).message);
   await new Promise((resolve) => setImmediate(resolve));
@@ -289,11 +301,7 @@ test("a take on a shut-down queue answers undefined only at the look whose views
   const answered = [shut(views(0, 1, 1)), shut(views(1, 0, 1)), shut(views(0, 0, 0))];
   const db = scripted({
     get: () => [],
-    views: () => {
-      const row = answered.shift();
-      if (row === undefined) throw new Error("a look after the views showed nothing left");
-      return [row];
-    },
+    views: inTurn(answered),
   });
   const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3, pollMs: 1 });
   await expect(queue.take()).resolves.toBeUndefined();
@@ -314,11 +322,7 @@ test("close while a drain waits rejects the drain, naming shutDownWithDrain, not
 
 test("a drain and a take waiting on one listening client that cannot connect each reject naming their own call", async () => {
   const db = scripted({ shut_down: () => [] });
-  let refuse: (error: Error) => void = () => {};
-  db.state.connecting = () =>
-    new Promise((_, reject) => {
-      refuse = reject;
-    });
+  const refuse = failingConnecting(db);
   const queue = new PostgresWorkQueue({ pool: db.pool, name: "q", maxRetries: 3 });
   const drained = queue.shutDownWithDrain().then(
     () => new Error("the drain resolved"),
@@ -372,7 +376,7 @@ test("adds made while one is in flight go out as one add_many of each item once;
 
 test("an add or addAfter of an item whose lease is buffered sends nothing; of another item, its statement", async () => {
   const db = scripted({
-    lease_many: () => ["a", "b"].map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
+    lease_many: () => leased(["a", "b"]),
     add: () => [{ changed: 1 }],
     add_after: () => [],
     release_many: () => [],
@@ -438,7 +442,7 @@ test("dones, retries and forgets made while one of their kind is in flight go ou
 
 test("dones beside one with token 0 of an item whose lease is buffered give the buffered leases of their items back first", async () => {
   const db = scripted({
-    lease_many: () => ["a", "b", "c"].map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
+    lease_many: () => leased(["a", "b", "c"]),
     release_many: () => [],
     done: () => [{ answer: "ok" }],
     done_many: () => [{ answer: "ok" }, { answer: "ok" }],
@@ -485,7 +489,7 @@ test("a retry without a backoff sends nulls for it; a finish alone is one finish
 
 test("a done with token 0 of an item whose lease is buffered gives that lease back first; one with a token sends at once", async () => {
   const db = scripted({
-    lease_many: () => ["a", "b", "c"].map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
+    lease_many: () => leased(["a", "b", "c"]),
     release_many: () => [],
     done: () => [{ answer: "ok" }],
   });
@@ -560,7 +564,7 @@ test("for await takes a lease per step until take answers undefined", async () =
 
 test("the views count this object's buffered leases as queued, not in flight", async () => {
   const db = scripted({
-    lease_many: () => ["a", "b", "c"].map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
+    lease_many: () => leased(["a", "b", "c"]),
     views: () => [views(1, 3, 0)],
     release_many: () => [],
   });
@@ -704,7 +708,7 @@ test("a notification of one item queued wakes the oldest sleeping take only", as
 
 test("the gauges are one metrics statement, with this object's buffered leases counted in the depth", async () => {
   const db = scripted({
-    lease_many: () => ["a", "b", "c"].map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
+    lease_many: () => leased(["a", "b", "c"]),
     metrics: () => [{ depth: "1", unfinished_ms: 5, longest_ms: 6, expired: "2" }],
     release_many: () => [],
   });
@@ -734,8 +738,7 @@ test("a call on a schema without the queue's functions throws SchemaNotMigratedE
 test("a fill that buffers a surplus wakes a sleeping take, which is handed a buffered lease at once", async () => {
   const fills = [[], ["a", "b", "c"]];
   const db = scripted({
-    lease_many: () =>
-      (fills.shift() ?? []).map((item, i) => ({ item, token: 1, expires_ms: 30_000, queued_position: i })),
+    lease_many: () => leased(fills.shift() ?? []),
     views: () => [views(0, 0, 0)],
     release_many: () => [],
   });
