@@ -23,10 +23,7 @@ class WithoutDatabaseFirst extends BaseSequencer {
       if (part !== -1) return part;
       return withoutDatabase.some((path) => file.moduleId.endsWith(path)) ? partsFirst.length : partsFirst.length + 1;
     };
-    return sorted
-      .map((file, i) => ({ file, i }))
-      .sort((a, b) => rank(a.file) - rank(b.file) || a.i - b.i)
-      .map(({ file }) => file);
+    return sorted.sort((a, b) => rank(a) - rank(b)); // a stable sort: vitest's order within each rank
   }
 }
 
